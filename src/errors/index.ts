@@ -1,0 +1,96 @@
+/**
+ * API errors: one class per outcome, each carrying its HTTP status and GraphQL `extensions.code`.
+ * Transports map them in exactly one place each: rest/problem.ts and graphql/errors.ts.
+ */
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'CONFLICT'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'INVALID'
+  | 'UNAVAILABLE'
+  | 'INTERNAL';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    readonly title: string,
+    detail: string,
+    readonly errors?: FieldError[],
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+  }
+  get detail(): string {
+    return this.message;
+  }
+}
+
+export class BadRequest extends ApiError {
+  constructor(detail: string) {
+    super(400, 'BAD_REQUEST', 'Bad Request', detail);
+  }
+}
+export class Unauthenticated extends ApiError {
+  constructor(detail = 'Invalid credentials.') {
+    super(401, 'UNAUTHENTICATED', 'Unauthorized', detail);
+  }
+}
+export class Forbidden extends ApiError {
+  constructor(detail: string) {
+    super(403, 'FORBIDDEN', 'Forbidden', detail);
+  }
+}
+export class NotFound extends ApiError {
+  constructor(detail: string) {
+    super(404, 'NOT_FOUND', 'Not Found', detail);
+  }
+}
+export class MethodNotAllowed extends ApiError {
+  constructor(detail: string, readonly allow: string[] = []) {
+    super(405, 'METHOD_NOT_ALLOWED', 'Method Not Allowed', detail);
+  }
+}
+export class Conflict extends ApiError {
+  constructor(detail: string) {
+    super(409, 'CONFLICT', 'Conflict', detail);
+  }
+}
+export class UnsupportedMediaType extends ApiError {
+  constructor(detail: string) {
+    super(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type', detail);
+  }
+}
+export class Invalid extends ApiError {
+  constructor(detail: string, errors: FieldError[]) {
+    super(422, 'INVALID', 'Unprocessable Entity', detail, errors);
+  }
+}
+export class Unavailable extends ApiError {
+  constructor(detail = 'The store is unreachable.') {
+    super(503, 'UNAVAILABLE', 'Service Unavailable', detail);
+  }
+}
+export class Internal extends ApiError {
+  constructor() {
+    super(500, 'INTERNAL', 'Internal Server Error', 'Something went wrong.');
+  }
+}
+
+/** Turns anything thrown into an ApiError. Unknown errors become a bare 500 (never a stack). */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return new Internal();
+}
+
+export const invalid = (field: string, message: string): Invalid =>
+  new Invalid(`${field}: ${message}`, [{ field, message }]);

@@ -1,0 +1,48 @@
+/**
+ * Shared types of the operations layer. Every transport (REST, GraphQL, watch) calls the
+ * functions exported from operations/index.ts with an OperationContext.
+ */
+import type { Authorizer, Caller } from '../rbac/authorizer.js';
+import type { Model } from '../registry/model.js';
+import type { ApiObject } from '../registry/object.js';
+import type { ModelStore, WatchEventType } from '../store/types.js';
+
+export interface OperationContext {
+  caller: Caller;
+  authorizer: Authorizer;
+}
+
+/** A registered model together with its storage (registry/registry.ts). */
+export interface ModelEntry {
+  model: Model;
+  store: ModelStore;
+}
+
+/** CONTRACT §4 list envelope. */
+export interface ListResult {
+  page: number;
+  size: number;
+  total: number;
+  totalPages: number;
+  first: boolean;
+  last: boolean;
+  hasNext: boolean;
+  hasPrevious: boolean;
+  items: ApiObject[];
+  resourceVersion: string;
+}
+
+export type PatchType = 'merge' | 'json';
+
+export interface WatchOptions {
+  labelSelector?: string[];
+  fieldSelector?: string[];
+  /** Resume after this change-feed position; without it, ADDED for every current match first. */
+  resourceVersion?: string;
+}
+
+export interface WatchEvent {
+  type: WatchEventType | 'BOOKMARK' | 'ERROR';
+  object: ApiObject | { code: number; message: string };
+  resourceVersion: string;
+}

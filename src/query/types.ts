@@ -1,0 +1,31 @@
+/**
+ * The parsed form of list parameters, shared by REST, GraphQL and watch.
+ * Parsing: query/selector.ts and query/sort.ts. Planning onto indexes: query/plan.ts.
+ */
+
+/** One selector term. `=`/`==`/`=(a,b)`/`in` → in; `!=`/`notin` → notin; `k` → exists; `!k` → notexists. */
+export interface Requirement {
+  key: string;
+  op: 'in' | 'notin' | 'exists' | 'notexists';
+  values: string[];
+}
+
+export interface SortSpec {
+  field: string;
+  direction: 'asc' | 'desc';
+}
+
+/** Raw list parameters as received from a transport (each may be repeated). */
+export interface ListParams {
+  page?: number;
+  size?: number;
+  sort?: string[];
+  labelSelector?: string[];
+  fieldSelector?: string[];
+}
+
+/** Parsed selectors. */
+export interface Selectors {
+  labels: Requirement[];
+  fields: Requirement[];
+}

@@ -1,0 +1,132 @@
+/**
+ * The storage port. Everything above this file (registry, operations, transports) talks to
+ * storage only through these interfaces; only `server.ts` picks an adapter.
+ *
+ * Adapters: `mongo/` (MongoDB, production) and `embedded/` (SQLite in SVC_DATA_DIR).
+ * Both must pass the shared contract suite in `store/testing/contract.ts`.
+ */
+import type { ApiObject } from '../registry/object.js';
+
+/** One secondary index as the store sees it: a name and how to enforce/sort it. */
+export interface IndexDescriptor {
+  /** Index name, unique within a model, e.g. `metadata.name`, `spec.slug`. */
+  name: string;
+  /** When true, no two objects may share any value of this index. */
+  unique: boolean;
+  /** Declared direction; adapters create the physical index in this order. */
+  order: 'ASC' | 'DESC';
+  /**
+   * Identifies how values are derived (path or indexFunc source). When it changes for an
+   * existing model, the adapter rebuilds the index over the stored objects.
+   */
+  fingerprint: string;
+}
+
+/** Index values of one object: index name -> values (strings, de-duplicated; empty = no value). */
+export type IndexValues = Record<string, string[]>;
+
+/** What a store needs to know about a model to keep its objects. */
+export interface StorageModel {
+  /** Stable storage identifier, e.g. `people.example.com/v1alpha1/persons`. */
+  key: string;
+  /** Every index of the model, the four defaults included (see registry/indexes.ts). */
+  indexes: IndexDescriptor[];
+  /** Computes the index values of an object. Pure and synchronous. */
+  indexValues(obj: ApiObject): IndexValues;
+}
+
+/**
+ * A condition on one index. Label selectors are mapped onto the `metadata.labels` index,
+ * whose values are `key` (existence marker) and `key=value` for every label.
+ *  - in:        some value of the object is in `values`
+ *  - notin:     no value of the object is in `values` (objects without values match)
+ *  - exists:    the object has at least one value
+ *  - notexists: the object has no value
+ */
+export interface IndexRequirement {
+  index: string;
+  op: 'in' | 'notin' | 'exists' | 'notexists';
+  values: string[];
+}
+
+/**
+ * Sort on an index. Multi-valued indexes sort by their smallest value in both directions.
+ * Objects without a value sort first ascending and last descending.
+ */
+export interface SortTerm {
+  index: string;
+  direction: 'asc' | 'desc';
+}
+
+/** A fully planned list query: only indexed conditions, a total order, a window. */
+export interface StoreQuery {
+  where: IndexRequirement[];
+  /** Always ends with `metadata.name` so the order is total (query/plan.ts guarantees it). */
+  sort: SortTerm[];
+  offset: number;
+  /** Undefined means all matches. */
+  limit?: number;
+}
+
+export interface StoreListResult {
+  items: ApiObject[];
+  /** Number of matches of `where`, ignoring offset/limit. */
+  total: number;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** One committed change of one model. */
+export interface ChangeEvent {
+  type: WatchEventType;
+  object: ApiObject;
+  /** Opaque position in the model's change feed. */
+  resourceVersion: string;
+}
+
+export type Unsubscribe = () => void;
+
+/** Storage of the objects of one model. Obtained from `Store.model()`. */
+export interface ModelStore {
+  readonly model: StorageModel;
+  get(name: string): Promise<ApiObject | null>;
+  /**
+   * Inserts a new object (`metadata.version` already set by the caller).
+   * Throws StoreError `AlreadyExists` when the name is taken, `UniqueViolation` when a unique
+   * index value is taken. Nothing is stored on failure.
+   */
+  create(obj: ApiObject): Promise<ApiObject>;
+  /**
+   * Replaces the stored object if, and only if, its stored `metadata.version` equals
+   * `expectedVersion` (atomic compare-and-set). Throws `NotFound`, `Conflict` or `UniqueViolation`.
+   */
+  update(obj: ApiObject, expectedVersion: number): Promise<ApiObject>;
+  /** Removes the object if its stored version equals `expectedVersion`. Throws `NotFound`/`Conflict`. */
+  remove(name: string, expectedVersion: number): Promise<void>;
+  list(query: StoreQuery): Promise<StoreListResult>;
+  /** The change-feed position now; a list read after this call includes every earlier change. */
+  resourceVersion(): Promise<string>;
+  /**
+   * Subscribes to changes after `fromResourceVersion` (or from now when undefined).
+   * Throws StoreError `Expired` when that position is no longer held.
+   */
+  watch(fromResourceVersion: string | undefined, onEvent: (e: ChangeEvent) => void): Unsubscribe;
+}
+
+export interface IndexBuildProgress {
+  index: string;
+  processed: number;
+}
+
+export interface Store {
+  /** Adapter name for logs and docs: `mongodb` or `embedded`. */
+  readonly kind: string;
+  /**
+   * Opens (creating if needed) the storage of a model, creates its physical indexes and builds
+   * index values for stored objects that lack them (streaming, in batches). Idempotent.
+   */
+  model(model: StorageModel, onProgress?: (p: IndexBuildProgress) => void): Promise<ModelStore>;
+  /** Resolves when the backing store answers; rejects (StoreError `Unavailable`) otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
