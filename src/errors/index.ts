@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'CONFLICT'
+  | 'GONE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'INVALID'
   | 'UNAVAILABLE'
@@ -63,6 +64,18 @@ export class MethodNotAllowed extends ApiError {
 export class Conflict extends ApiError {
   constructor(detail: string) {
     super(409, 'CONFLICT', 'Conflict', detail);
+  }
+}
+/** A compare-and-set lost against a concurrent write; unconditional writers may retry. */
+export class VersionConflict extends Conflict {}
+export class Gone extends ApiError {
+  constructor(detail: string) {
+    super(410, 'GONE', 'Gone', detail);
+  }
+}
+export class PayloadTooLarge extends ApiError {
+  constructor(detail: string) {
+    super(413, 'BAD_REQUEST', 'Payload Too Large', detail);
   }
 }
 export class UnsupportedMediaType extends ApiError {

@@ -1,6 +1,7 @@
 /**
  * The parsed form of list parameters, shared by REST, GraphQL and watch.
  * Parsing: query/selector.ts and query/sort.ts. Planning onto indexes: query/plan.ts.
+ * In-memory matching with the same semantics (watch filtering): query/match.ts.
  */
 
 /** One selector term. `=`/`==`/`=(a,b)`/`in` → in; `!=`/`notin` → notin; `k` → exists; `!k` → notexists. */

@@ -1,0 +1,140 @@
+/**
+ * Thin resolvers: each turns GraphQL arguments into one call of the operations layer (the same
+ * functions REST uses) and returns its result. No rules live here; errors propagate and are
+ * shaped by errors.ts.
+ */
+import type { GraphQLFieldResolver, GraphQLInputType } from 'graphql';
+import { NotFound } from '../errors/index.js';
+import {
+  createObject,
+  deleteObject,
+  getObject,
+  listObjects,
+  patchObject,
+  updateObject,
+  updateStatus,
+  watchObjects,
+  type ModelEntry,
+  type OperationContext,
+  type WatchEvent,
+} from '../operations/index.js';
+import type { ApiObject } from '../registry/object.js';
+import type { GraphQLContext } from './context.js';
+import { createEventStream } from './event-stream.js';
+import { inputToJson } from './json-schema-types.js';
+import { graphQLError } from './errors.js';
+import type { Me, WatchEventType } from './generated/types.js';
+
+type Args = Record<string, unknown>;
+type Resolver = GraphQLFieldResolver<unknown, GraphQLContext, Args>;
+
+/** The per-model payload of a subscription: the WatchEvent, with BOOKMARK objects dropped. */
+export interface WatchPayload {
+  type: WatchEventType;
+  object: ApiObject | null;
+  resourceVersion: string;
+}
+
+const opContext = (ctx: GraphQLContext): OperationContext => ({ caller: ctx.caller, authorizer: ctx.authorizer });
+
+/** `null`/absent list arguments → undefined, a single string → a list of one. */
+const strings = (v: unknown): string[] | undefined =>
+  v === null || v === undefined ? undefined : Array.isArray(v) ? (v as string[]) : [String(v)];
+const optional = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
+
+export interface ModelResolvers {
+  get: Resolver;
+  list: Resolver;
+  create: Resolver;
+  update: Resolver;
+  patch: Resolver;
+  delete: Resolver;
+  updateStatus: Resolver;
+  watch: { subscribe: Resolver; resolve: GraphQLFieldResolver<WatchEvent, GraphQLContext, Args> };
+}
+
+export function modelResolvers(
+  entry: ModelEntry,
+  inputs: { object: GraphQLInputType; status: GraphQLInputType },
+): ModelResolvers {
+  const body = (v: unknown) => inputToJson(inputs.object, v);
+  return {
+    async get(_src, args, ctx) {
+      try {
+        return await getObject(opContext(ctx), entry, String(args.name));
+      } catch (e) {
+        if (e instanceof NotFound) return null;
+        throw e;
+      }
+    },
+    list: (_src, args, ctx) =>
+      listObjects(opContext(ctx), entry, {
+        page: optional(args.page as number | null),
+        size: optional(args.size as number | null),
+        sort: strings(args.sort),
+        labelSelector: strings(args.labelSelector),
+        fieldSelector: strings(args.fieldSelector),
+      }),
+    create: (_src, args, ctx) => createObject(opContext(ctx), entry, body(args.object)),
+    update: (_src, args, ctx) => updateObject(opContext(ctx), entry, String(args.name), body(args.object)),
+    patch: (_src, args, ctx) => patchObject(opContext(ctx), entry, String(args.name), args.patch, 'merge'),
+    delete: (_src, args, ctx) => deleteObject(opContext(ctx), entry, String(args.name)),
+    updateStatus: (_src, args, ctx) =>
+      updateStatus(
+        opContext(ctx),
+        entry,
+        String(args.name),
+        inputToJson(inputs.status, args.status),
+        optional(args.version as number | null),
+      ),
+    watch: {
+      async subscribe(_src, args, ctx) {
+        const stream = createEventStream<WatchEvent>({
+          onOverflow: () => ({
+            type: 'ERROR',
+            object: { code: 503, message: 'The subscriber fell too far behind; subscribe again.' },
+            resourceVersion: '',
+          }),
+        });
+        const stop = await watchObjects(
+          opContext(ctx),
+          entry,
+          {
+            labelSelector: strings(args.labelSelector),
+            fieldSelector: strings(args.fieldSelector),
+            resourceVersion: optional(args.resourceVersion as string | null),
+          },
+          (event) => {
+            stream.push(event);
+            if (event.type === 'ERROR') stream.end();
+          },
+        );
+        stream.onClose(stop);
+        return stream;
+      },
+      resolve(event): WatchPayload {
+        if (event.type === 'ERROR') {
+          const { code, message } = event.object as { code?: number; message?: string };
+          throw graphQLError(message ?? 'The watch failed.', code === 410 ? 'GONE' : 'UNAVAILABLE');
+        }
+        const object = event.type === 'BOOKMARK' ? null : (event.object as ApiObject);
+        return { type: event.type, object, resourceVersion: event.resourceVersion };
+      },
+    },
+  };
+}
+
+export interface CallerDescription {
+  roles: string[];
+  uiPermissions: string[];
+}
+
+/** `me`: the caller, with roles resolved by `describe` when given. */
+export function meResolver(describe?: (caller: GraphQLContext['caller']) => Promise<CallerDescription>): Resolver {
+  return async (_src, _args, ctx): Promise<Me> => {
+    const { roles, uiPermissions } = describe
+      ? await describe(ctx.caller)
+      : { roles: ctx.caller.roles, uiPermissions: [] as string[] };
+    return { username: ctx.caller.username, roles, uiPermissions };
+  };
+}

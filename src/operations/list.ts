@@ -1,0 +1,69 @@
+import { parseListParams } from '../query/plan.js';
+import type { ListParams } from '../query/types.js';
+import type { StoreQuery } from '../store/types.js';
+import { authorize, storeFailure } from './common.js';
+import type { ListResult, ModelEntry, OperationContext } from './types.js';
+
+/** Index names of a model, for the query planner. Cached per model object. */
+const indexNames = new WeakMap<object, ReadonlySet<string>>();
+export function indexesOf(entry: ModelEntry): ReadonlySet<string> {
+  let names = indexNames.get(entry.model);
+  if (!names) {
+    names = new Set(entry.model.indexes.map((i) => i.name));
+    indexNames.set(entry.model, names);
+  }
+  return names;
+}
+
+/** Plans the list parameters onto the model's indexes (400 on bad selectors, sort or paging). */
+export const planList = (entry: ModelEntry, params: ListParams): StoreQuery => parseListParams(params, indexesOf(entry));
+
+/** Runs a planned query and wraps it in the ListResult envelope. */
+export async function runList(entry: ModelEntry, query: StoreQuery): Promise<ListResult> {
+  try {
+    const resourceVersion = await entry.store.resourceVersion();
+    const { items, total } = await entry.store.list(query);
+    return envelope(query, items, total, resourceVersion);
+  } catch (e) {
+    storeFailure(entry, '', e);
+  }
+}
+
+export function envelope(query: StoreQuery, items: ListResult['items'], total: number, resourceVersion: string): ListResult {
+  if (query.limit === undefined) {
+    // Unpaged: one page holding every match.
+    return {
+      page: 1,
+      size: total,
+      total,
+      totalPages: 1,
+      first: true,
+      last: true,
+      hasNext: false,
+      hasPrevious: false,
+      items,
+      resourceVersion,
+    };
+  }
+  const size = query.limit;
+  const page = Math.floor(query.offset / size) + 1;
+  const totalPages = Math.ceil(total / size);
+  return {
+    page,
+    size,
+    total,
+    totalPages,
+    first: page === 1,
+    last: page >= totalPages,
+    hasNext: page < totalPages,
+    hasPrevious: page > 1,
+    items,
+    resourceVersion,
+  };
+}
+
+/** GET a collection: selectors and sort on indexed fields only, 1-based pages. */
+export async function listObjects(ctx: OperationContext, entry: ModelEntry, params: ListParams): Promise<ListResult> {
+  await authorize(ctx, entry, 'list');
+  return runList(entry, planList(entry, params));
+}

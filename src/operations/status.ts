@@ -1,0 +1,56 @@
+import type { ApiObject } from '../registry/object.js';
+import { prepareForStatusUpdate, validateObject } from '../registry/strategy.js';
+import { VersionConflict } from '../errors/index.js';
+import { authorize, commit, readOrThrow, retryOnConflict } from './common.js';
+import { patchAgainst } from './patch.js';
+import type { ModelEntry, OperationContext, PatchType } from './types.js';
+
+/** GET …/{name}/status: the whole object (as Kubernetes does). */
+export async function getStatus(ctx: OperationContext, entry: ModelEntry, name: string): Promise<ApiObject> {
+  await authorize(ctx, entry, 'get', name, 'status');
+  return readOrThrow(entry, name);
+}
+
+/**
+ * Replaces `status` only. With `expectedVersion` (REST PUT) the write is conditional (409 on
+ * mismatch); without it (GraphQL) it is unconditional and retried on races.
+ */
+export async function updateStatus(
+  ctx: OperationContext,
+  entry: ModelEntry,
+  name: string,
+  status: unknown,
+  expectedVersion?: number,
+): Promise<ApiObject> {
+  await authorize(ctx, entry, 'update', name, 'status');
+  const attempt = async () => {
+    const old = await readOrThrow(entry, name);
+    if (expectedVersion !== undefined && old.metadata.version !== expectedVersion) {
+      throw new VersionConflict(
+        `${entry.model.kind} "${name}": metadata.version ${expectedVersion} does not match the stored version ${old.metadata.version}`,
+      );
+    }
+    const next = prepareForStatusUpdate(old, status);
+    validateObject(entry.model, next);
+    return commit(entry, old, next);
+  };
+  return expectedVersion === undefined ? retryOnConflict(attempt) : attempt();
+}
+
+/** PATCH …/{name}/status: the patch is applied to the object; only the resulting status is kept. */
+export async function patchStatus(
+  ctx: OperationContext,
+  entry: ModelEntry,
+  name: string,
+  patch: unknown,
+  type: PatchType,
+): Promise<ApiObject> {
+  await authorize(ctx, entry, 'patch', name, 'status');
+  return retryOnConflict(async () => {
+    const old = await readOrThrow(entry, name);
+    const patched = patchAgainst(entry, old, patch, type);
+    const next = prepareForStatusUpdate(old, patched.status);
+    validateObject(entry.model, next);
+    return commit(entry, old, next);
+  });
+}

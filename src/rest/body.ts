@@ -1,0 +1,52 @@
+/** Request body reading: size limit, media type checks, JSON parsing (400 on malformed JSON). */
+import type { IncomingMessage } from 'node:http';
+import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '../errors/index.js';
+import type { PatchType } from '../operations/types.js';
+
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+const mediaType = (req: IncomingMessage): string =>
+  (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+
+async function readText(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new PayloadTooLarge(`the request body exceeds ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parse(text: string): unknown {
+  if (text.trim() === '') throw new BadRequest('the request body is empty; a JSON document is required');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new BadRequest(`malformed JSON: ${(e as Error).message}`);
+  }
+}
+
+/** A JSON body for POST/PUT: `application/json` (a missing Content-Type is read as JSON). */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const type = mediaType(req);
+  if (type !== '' && type !== 'application/json') {
+    throw new UnsupportedMediaType(`Content-Type "${type}" is not supported; use application/json`);
+  }
+  return parse(await readText(req));
+}
+
+/** A PATCH body: merge patch or JSON patch, chosen by Content-Type. */
+export async function readPatch(req: IncomingMessage): Promise<{ patch: unknown; type: PatchType }> {
+  const type = mediaType(req);
+  let patchType: PatchType;
+  if (type === 'application/merge-patch+json') patchType = 'merge';
+  else if (type === 'application/json-patch+json') patchType = 'json';
+  else {
+    throw new UnsupportedMediaType(
+      `Content-Type "${type || '(none)'}" is not supported for PATCH; use application/merge-patch+json or application/json-patch+json`,
+    );
+  }
+  return { patch: parse(await readText(req)), type: patchType };
+}

@@ -1,0 +1,114 @@
+/**
+ * REST adapter for /api and /apis resource paths: parse → operation → serialise. No rules
+ * live here; every decision is made by the operations layer.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MethodNotAllowed, NotFound, BadRequest } from '../errors/index.js';
+import * as ops from '../operations/index.js';
+import { parsePositiveInt } from '../query/plan.js';
+import type { ListParams } from '../query/types.js';
+import type { ModelEntry, OperationContext } from '../operations/types.js';
+import type { RequestInfo } from '../request/requestinfo.js';
+import { requiredVersion } from '../registry/strategy.js';
+import type { Registry } from '../registry/registry.js';
+import { readJson, readPatch } from './body.js';
+import { sendJson } from './problem.js';
+import { streamWatch } from './watch-stream.js';
+
+/** List parameters from a query string; repeated parameters are kept. */
+export function listParams(query: URLSearchParams): ListParams {
+  return {
+    page: parsePositiveInt('page', query.get('page')),
+    size: parsePositiveInt('size', query.get('size')),
+    sort: query.getAll('sort'),
+    labelSelector: query.getAll('labelSelector'),
+    fieldSelector: query.getAll('fieldSelector'),
+  };
+}
+
+/** Finds the model a resource request addresses, or 404. */
+export function resolveEntry(registry: Registry, info: RequestInfo): ModelEntry {
+  const entry = registry.find(info.apiGroup, info.apiVersion, info.resource);
+  if (!entry) {
+    throw new NotFound(`the server could not find the requested resource ${info.apiGroup ? `${info.apiGroup}/` : ''}${info.apiVersion}/${info.resource}`);
+  }
+  return entry;
+}
+
+const COLLECTION = ['GET', 'POST', 'DELETE'];
+const ITEM = ['GET', 'PUT', 'PATCH', 'DELETE'];
+const STATUS = ['GET', 'PUT', 'PATCH'];
+
+export async function handleResource(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  info: RequestInfo,
+  registry: Registry,
+  ctx: OperationContext,
+): Promise<void> {
+  const entry = resolveEntry(registry, info);
+  const method = req.method ?? 'GET';
+  const { name, subresource } = info;
+
+  if (!name) {
+    switch (method) {
+      case 'GET': {
+        if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') {
+          return streamWatch(req, res, ctx, entry, url);
+        }
+        return sendJson(res, 200, await ops.listObjects(ctx, entry, listParams(url.searchParams)));
+      }
+      case 'POST': {
+        const created = await ops.createObject(ctx, entry, await readJson(req));
+        const location = `${url.pathname.replace(/\/$/, '')}/${encodeURIComponent(created.metadata.name)}`;
+        return sendJson(res, 201, created, { location });
+      }
+      case 'DELETE':
+        return sendJson(res, 200, await ops.deleteCollection(ctx, entry, listParams(url.searchParams)));
+      default:
+        throw new MethodNotAllowed(`${method} is not allowed on a collection`, COLLECTION);
+    }
+  }
+
+  if (subresource === '') {
+    switch (method) {
+      case 'GET':
+        return sendJson(res, 200, await ops.getObject(ctx, entry, name));
+      case 'PUT':
+        return sendJson(res, 200, await ops.updateObject(ctx, entry, name, await readJson(req)));
+      case 'PATCH': {
+        const { patch, type } = await readPatch(req);
+        return sendJson(res, 200, await ops.patchObject(ctx, entry, name, patch, type));
+      }
+      case 'DELETE':
+        return sendJson(res, 200, await ops.deleteObject(ctx, entry, name));
+      default:
+        throw new MethodNotAllowed(`${method} is not allowed on an object`, ITEM);
+    }
+  }
+
+  if (subresource !== 'status') throw new NotFound(`${entry.model.plural} has no subresource "${subresource}"`);
+  switch (method) {
+    case 'GET':
+      return sendJson(res, 200, await ops.getStatus(ctx, entry, name));
+    case 'PUT': {
+      const body = await readJson(req);
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw new BadRequest('the request body must be a JSON object');
+      }
+      const b = body as Record<string, unknown>;
+      const meta = (b.metadata ?? {}) as Record<string, unknown>;
+      if (meta.name !== undefined && meta.name !== name) {
+        throw new BadRequest(`metadata.name "${String(meta.name)}" does not match the name in the path "${name}"`);
+      }
+      return sendJson(res, 200, await ops.updateStatus(ctx, entry, name, b.status, requiredVersion(b)));
+    }
+    case 'PATCH': {
+      const { patch, type } = await readPatch(req);
+      return sendJson(res, 200, await ops.patchStatus(ctx, entry, name, patch, type));
+    }
+    default:
+      throw new MethodNotAllowed(`${method} is not allowed on ${entry.model.plural}/status`, STATUS);
+  }
+}

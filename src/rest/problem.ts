@@ -1,0 +1,43 @@
+/** The one REST error mapper: anything thrown → application/problem+json (RFC 9457). */
+import type { ServerResponse } from 'node:http';
+import { ApiError, MethodNotAllowed, toApiError } from '../errors/index.js';
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  errors?: { field: string; message: string }[];
+}
+
+export function toProblem(err: ApiError, instance: string): Problem {
+  const problem: Problem = {
+    type: `https://svc.run/problems/${err.code.toLowerCase().replace(/_/g, '-')}`,
+    title: err.title,
+    status: err.status,
+    detail: err.detail,
+    instance,
+  };
+  if (err.errors) problem.errors = err.errors;
+  return problem;
+}
+
+export function sendProblem(res: ServerResponse, thrown: unknown, instance: string, log?: (e: unknown) => void): void {
+  const err = toApiError(thrown);
+  if (err.status >= 500 && log) log(thrown);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
+  if (err instanceof MethodNotAllowed && err.allow.length) headers.allow = err.allow.join(', ');
+  res.writeHead(err.status, headers);
+  res.end(JSON.stringify(toProblem(err, instance)));
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}

@@ -1,0 +1,268 @@
+/**
+ * Embedded store: SQLite (better-sqlite3) in `<dataDir>/svc.sqlite`, WAL, synchronous=NORMAL.
+ *
+ * Meta tables:
+ *   svc_models(key, slot, next_k)                 model key -> table slot; next index number
+ *   svc_indexes(slot, name, k, fingerprint, uniq, ord)
+ *       fingerprint is NULL while the index's values are not (fully) built, so a crash during a
+ *       rebuild simply restarts it on the next `model()`.
+ * Object layout: see model-store.ts.
+ */
+import { ChangeFeed } from '../changefeed.js';
+import { StoreError } from '../errors.js';
+import type { IndexBuildProgress, IndexDescriptor, ModelStore, Store, StorageModel } from '../types.js';
+import type { ApiObject } from '../../registry/object.js';
+import {
+  deriveValues,
+  EmbeddedModelStore,
+  NAME_INDEX,
+  objTable,
+  sideTable,
+  sortCol,
+  type ModelLayout,
+  type SecondaryIndex,
+} from './model-store.js';
+import { guard, openDatabase, type DB } from './sqlite.js';
+
+export { EmbeddedModelStore } from './model-store.js';
+
+export interface EmbeddedStoreOptions {
+  dataDir: string;
+  /** How long a write waits for another process's lock before failing `Unavailable`. */
+  busyTimeoutMs?: number;
+  /** Objects per transaction when (re)building index values. */
+  rebuildBatchSize?: number;
+}
+
+interface IndexRow {
+  name: string;
+  k: number;
+  fingerprint: string | null;
+  uniq: number;
+  ord: string;
+}
+
+/** What `model()` has to do after the schema is in place. */
+interface SyncPlan {
+  layout: ModelLayout;
+  /** Indexes whose values must be (re)computed for every stored object. */
+  pending: SecondaryIndex[];
+}
+
+const sortIndexName = (slot: number, k: number) => `x_${slot}_${k}`;
+const uniqueIndexName = (slot: number, k: number) => `u_${slot}_${k}`;
+
+/** Everything about the index set that affects storage; equal signatures need no schema work. */
+const signature = (m: StorageModel) =>
+  JSON.stringify(m.indexes.map((d) => [d.name, d.unique, d.order, d.fingerprint]).sort());
+
+export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promise<Store> {
+  return new EmbeddedStore(openDatabase(options.dataDir, options.busyTimeoutMs ?? 5000), options.rebuildBatchSize ?? 1000);
+}
+
+class EmbeddedStore implements Store {
+  readonly kind = 'embedded';
+  /** One feed per model key for the life of the store, so watchers survive `model()` re-opens. */
+  private readonly feeds = new Map<string, ChangeFeed>();
+  private readonly opened = new Map<string, { sig: string; store: Promise<EmbeddedModelStore> }>();
+
+  constructor(
+    private readonly db: DB,
+    private readonly batchSize: number,
+  ) {
+    guard(() =>
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS svc_models (
+          key TEXT PRIMARY KEY, slot INTEGER NOT NULL UNIQUE, next_k INTEGER NOT NULL DEFAULT 1);
+        CREATE TABLE IF NOT EXISTS svc_indexes (
+          slot INTEGER NOT NULL, name TEXT NOT NULL, k INTEGER NOT NULL, fingerprint TEXT,
+          uniq INTEGER NOT NULL, ord TEXT NOT NULL, PRIMARY KEY (slot, name));
+      `),
+    );
+  }
+
+  async model(m: StorageModel, onProgress?: (p: IndexBuildProgress) => void): Promise<ModelStore> {
+    const sig = signature(m);
+    const cached = this.opened.get(m.key);
+    if (cached?.sig === sig) {
+      // Same index set: no schema work. Concurrent callers share one in-flight open.
+      const store = await cached.store;
+      return store.model === m ? store : new EmbeddedModelStore(this.db, m, store.layout, this.feed(m.key));
+    }
+    const store = this.open(m, onProgress);
+    this.opened.set(m.key, { sig, store });
+    store.catch(() => {
+      if (this.opened.get(m.key)?.store === store) this.opened.delete(m.key);
+    });
+    return store;
+  }
+
+  private async open(m: StorageModel, onProgress?: (p: IndexBuildProgress) => void): Promise<EmbeddedModelStore> {
+    const plan = guard(() => this.db.transaction(() => this.syncSchema(m)).immediate());
+    if (plan.pending.length) await this.rebuild(m, plan, onProgress);
+    guard(() => this.db.transaction(() => this.finish(m, plan)).immediate());
+    return new EmbeddedModelStore(this.db, m, plan.layout, this.feed(m.key));
+  }
+
+  private feed(key: string): ChangeFeed {
+    let f = this.feeds.get(key);
+    if (!f) this.feeds.set(key, (f = new ChangeFeed()));
+    return f;
+  }
+
+  /** Creates/updates tables, columns and sort indexes; marks indexes needing values. */
+  private syncSchema(m: StorageModel): SyncPlan {
+    const { db } = this;
+    let row = db.prepare('SELECT slot, next_k FROM svc_models WHERE key = ?').get(m.key) as
+      | { slot: number; next_k: number }
+      | undefined;
+    if (!row) {
+      const slot = db.prepare('SELECT COALESCE(MAX(slot), 0) + 1 FROM svc_models').pluck().get() as number;
+      db.prepare('INSERT INTO svc_models (key, slot) VALUES (?, ?)').run(m.key, slot);
+      row = { slot, next_k: 1 };
+    }
+    const { slot } = row;
+    let nextK = row.next_k;
+    const o = objTable(slot);
+    const i = sideTable(slot);
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS ${o} (name TEXT PRIMARY KEY, version INTEGER NOT NULL, data TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS ${i} (
+        k INTEGER NOT NULL, value TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (k, value, name)
+      ) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS ${i}_name ON ${i} (name, k);
+    `);
+
+    const existing = new Map(
+      (db.prepare('SELECT name, k, fingerprint, uniq, ord FROM svc_indexes WHERE slot = ?').all(slot) as IndexRow[]).map(
+        (r) => [r.name, r],
+      ),
+    );
+    const wanted = m.indexes.filter((d) => d.name !== NAME_INDEX);
+    const secondary: SecondaryIndex[] = [];
+    const pending: SecondaryIndex[] = [];
+    const createSortIndex = (d: IndexDescriptor, k: number) =>
+      db.exec(`CREATE INDEX ${sortIndexName(slot, k)} ON ${o} (${sortCol(k)} ${d.order === 'DESC' ? 'DESC' : 'ASC'}, name)`);
+
+    for (const d of wanted) {
+      const r = existing.get(d.name);
+      existing.delete(d.name);
+      if (!r) {
+        const k = nextK++;
+        db.exec(`ALTER TABLE ${o} ADD COLUMN ${sortCol(k)} TEXT`);
+        createSortIndex(d, k);
+        db.prepare('INSERT INTO svc_indexes (slot, name, k, fingerprint, uniq, ord) VALUES (?, ?, ?, NULL, ?, ?)').run(
+          slot, d.name, k, d.unique ? 1 : 0, d.order,
+        );
+        const ix = { name: d.name, k, unique: d.unique };
+        secondary.push(ix);
+        pending.push(ix);
+        continue;
+      }
+      const ix = { name: d.name, k: r.k, unique: d.unique };
+      secondary.push(ix);
+      if (r.ord !== d.order) {
+        db.exec(`DROP INDEX IF EXISTS ${sortIndexName(slot, r.k)}`);
+        createSortIndex(d, r.k);
+      }
+      if (r.fingerprint !== d.fingerprint || !d.unique) {
+        // Old values may collide while being replaced; finish() recreates the unique index.
+        db.exec(`DROP INDEX IF EXISTS ${uniqueIndexName(slot, r.k)}`);
+      }
+      if (r.fingerprint !== d.fingerprint) {
+        db.prepare('UPDATE svc_indexes SET fingerprint = NULL WHERE slot = ? AND name = ?').run(slot, d.name);
+        pending.push(ix);
+      }
+      db.prepare('UPDATE svc_indexes SET uniq = ?, ord = ? WHERE slot = ? AND name = ?').run(
+        d.unique ? 1 : 0, d.order, slot, d.name,
+      );
+    }
+
+    // Indexes no longer declared: drop their physical indexes, values and column.
+    for (const r of existing.values()) {
+      db.exec(`DROP INDEX IF EXISTS ${sortIndexName(slot, r.k)}; DROP INDEX IF EXISTS ${uniqueIndexName(slot, r.k)}`);
+      db.prepare(`DELETE FROM ${i} WHERE k = ?`).run(r.k);
+      db.exec(`ALTER TABLE ${o} DROP COLUMN ${sortCol(r.k)}`);
+      db.prepare('DELETE FROM svc_indexes WHERE slot = ? AND name = ?').run(slot, r.name);
+    }
+    db.prepare('UPDATE svc_models SET next_k = ? WHERE slot = ?').run(nextK, slot);
+    return { layout: { slot, secondary }, pending };
+  }
+
+  /**
+   * Recomputes the values of `plan.pending` for every stored object, `batchSize` objects per
+   * transaction (keyset pagination on name), yielding to the event loop between batches.
+   */
+  private async rebuild(
+    m: StorageModel,
+    plan: SyncPlan,
+    onProgress?: (p: IndexBuildProgress) => void,
+  ): Promise<void> {
+    const { slot } = plan.layout;
+    const o = objTable(slot);
+    const i = sideTable(slot);
+    const { db } = this;
+    const st = guard(() => ({
+      batch: db.prepare(`SELECT name, data FROM ${o} WHERE name > ? ORDER BY name LIMIT ?`),
+      del: db.prepare(`DELETE FROM ${i} WHERE name = ? AND k = ?`),
+      ins: db.prepare(`INSERT INTO ${i} (k, value, name) VALUES (?, ?, ?)`),
+      set: db.prepare(`UPDATE ${o} SET ${plan.pending.map((p) => `${sortCol(p.k)} = ?`).join(', ')} WHERE name = ?`),
+    }));
+    const apply = db.transaction((rows: { name: string; data: string }[]) => {
+      for (const { name, data } of rows) {
+        const derived = deriveValues(plan.pending, m.indexValues(JSON.parse(data) as ApiObject));
+        for (const { ix, values } of derived) {
+          st.del.run(name, ix.k);
+          for (const v of values) st.ins.run(ix.k, v, name);
+        }
+        st.set.run(...derived.map((x) => x.sortKey), name);
+      }
+    });
+    let after = '';
+    let processed = 0;
+    for (;;) {
+      const rows = guard(() => st.batch.all(after, this.batchSize)) as { name: string; data: string }[];
+      if (!rows.length) break;
+      guard(() => apply.immediate(rows));
+      processed += rows.length;
+      after = rows[rows.length - 1]!.name;
+      for (const p of plan.pending) onProgress?.({ index: p.name, processed });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Creates the unique indexes and records the fingerprints whose values are now built. */
+  private finish(m: StorageModel, plan: SyncPlan): void {
+    const { slot, secondary } = plan.layout;
+    for (const ix of secondary) {
+      if (!ix.unique) continue;
+      try {
+        this.db.exec(
+          `CREATE UNIQUE INDEX IF NOT EXISTS ${uniqueIndexName(slot, ix.k)} ON ${sideTable(slot)} (value) WHERE k = ${ix.k}`,
+        );
+      } catch (e) {
+        if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+          throw new StoreError('UniqueViolation', `stored objects share values of unique index "${ix.name}"`, ix.name);
+        }
+        throw e;
+      }
+    }
+    const setFp = this.db.prepare('UPDATE svc_indexes SET fingerprint = ? WHERE slot = ? AND name = ?');
+    const byName = new Map(m.indexes.map((d) => [d.name, d]));
+    for (const p of plan.pending) setFp.run(byName.get(p.name)!.fingerprint, slot, p.name);
+  }
+
+  async ping(): Promise<void> {
+    guard(() => this.db.prepare('SELECT 1').get());
+  }
+
+  async close(): Promise<void> {
+    if (!this.db.open) return;
+    try {
+      this.db.pragma('optimize'); // refreshes planner statistics where they are stale; cheap
+    } catch {
+      // best effort
+    }
+    this.db.close();
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * Objects of one model in SQLite.
+ *
+ * Tables (slot = small integer assigned to the model key in `svc_models`):
+ *   o_<slot>(name PRIMARY KEY, version, data JSON, s_<k> …)  one row per object; s_<k> is the
+ *       sort key of index k (its smallest value, NULL when none), indexed on (s_<k>, name).
+ *   i_<slot>(k, value, name)  every value of every secondary index, for filtering and for the
+ *       partial unique indexes `u_<slot>_<k> ON i_<slot>(value) WHERE k=<k>`.
+ * `metadata.name` is the primary key itself and has no s_ column or side rows.
+ */
+import { StoreError } from '../errors.js';
+import type { ChangeFeed } from '../changefeed.js';
+import type {
+  ChangeEvent,
+  IndexRequirement,
+  IndexValues,
+  ModelStore,
+  SortTerm,
+  StorageModel,
+  StoreListResult,
+  StoreQuery,
+  Unsubscribe,
+} from '../types.js';
+import type { ApiObject } from '../../registry/object.js';
+import { guard, StatementCache, type DB, type Statement } from './sqlite.js';
+
+export const NAME_INDEX = 'metadata.name';
+
+/** A secondary index (anything but metadata.name) as laid out in SQLite. */
+export interface SecondaryIndex {
+  name: string;
+  /** Stable per-model number; never reused, so stale values can't be mistaken for current ones. */
+  k: number;
+  unique: boolean;
+}
+
+export interface ModelLayout {
+  slot: number;
+  secondary: SecondaryIndex[];
+}
+
+export const objTable = (slot: number) => `o_${slot}`;
+export const sideTable = (slot: number) => `i_${slot}`;
+export const sortCol = (k: number) => `s_${k}`;
+
+/** SQLite compares TEXT bytewise (UTF-8), i.e. by code point; JS `<` compares UTF-16 units. */
+const byCodePoint = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** Index values of one object, per secondary index: de-duplicated values and the sort key. */
+interface Derived {
+  ix: SecondaryIndex;
+  values: string[];
+  sortKey: string | null;
+}
+
+export function deriveValues(secondary: SecondaryIndex[], all: IndexValues): Derived[] {
+  return secondary.map((ix) => {
+    const values = [...new Set(all[ix.name] ?? [])];
+    let sortKey: string | null = null;
+    for (const v of values) if (sortKey === null || byCodePoint(v, sortKey) < 0) sortKey = v;
+    return { ix, values, sortKey };
+  });
+}
+
+export class EmbeddedModelStore implements ModelStore {
+  private readonly o: string;
+  private readonly i: string;
+  private readonly byName = new Map<string, SecondaryIndex>();
+  private readonly stmts: StatementCache;
+  private readonly st: Record<
+    'get' | 'insert' | 'update' | 'remove' | 'versionOf' | 'delSide' | 'insSide' | 'taken',
+    Statement
+  >;
+  private readonly createTx: (name: string, version: number, data: string, d: Derived[]) => void;
+  private readonly updateTx: (name: string, version: number, data: string, d: Derived[], expected: number) => void;
+  private readonly removeTx: (name: string, expected: number) => string;
+  private readonly readTx: <T>(fn: () => T) => T;
+
+  constructor(
+    private readonly db: DB,
+    readonly model: StorageModel,
+    readonly layout: ModelLayout,
+    private readonly feed: ChangeFeed,
+  ) {
+    this.o = objTable(layout.slot);
+    this.i = sideTable(layout.slot);
+    for (const ix of layout.secondary) this.byName.set(ix.name, ix);
+    this.stmts = new StatementCache(db);
+    const { o, i } = this;
+    const cols = layout.secondary.map((ix) => sortCol(ix.k));
+    const st = guard(() => ({
+      get: db.prepare(`SELECT data FROM ${o} WHERE name = ?`).pluck(),
+      insert: db.prepare(
+        `INSERT INTO ${o} (name, version, data${cols.map((c) => `, ${c}`).join('')})` +
+          ` VALUES (?, ?, ?${cols.map(() => ', ?').join('')}) ON CONFLICT(name) DO NOTHING`,
+      ),
+      update: db.prepare(
+        `UPDATE ${o} SET version = ?, data = ?${cols.map((c) => `, ${c} = ?`).join('')}` +
+          ` WHERE name = ? AND version = ?`,
+      ),
+      remove: db.prepare(`DELETE FROM ${o} WHERE name = ? AND version = ? RETURNING data`).pluck(),
+      versionOf: db.prepare(`SELECT version FROM ${o} WHERE name = ?`).pluck(),
+      delSide: db.prepare(`DELETE FROM ${i} WHERE name = ?`),
+      insSide: db.prepare(`INSERT INTO ${i} (k, value, name) VALUES (?, ?, ?)`),
+      taken: db.prepare(`SELECT 1 FROM ${i} WHERE k = ? AND value = ? AND name <> ? LIMIT 1`).pluck(),
+    }));
+    this.st = st;
+
+    // Writes take the write lock up front (BEGIN IMMEDIATE) so a second process can't make
+    // the transaction fail half-way with SQLITE_BUSY on lock upgrade.
+    const create = db.transaction((name: string, version: number, data: string, d: Derived[]) => {
+      if (st.insert.run(name, version, data, ...d.map((x) => x.sortKey)).changes === 0) {
+        throw new StoreError('AlreadyExists', `object "${name}" already exists`);
+      }
+      this.checkUnique(name, d);
+      this.insertSide(name, d);
+    });
+    const update = db.transaction((name: string, version: number, data: string, d: Derived[], expected: number) => {
+      if (st.update.run(version, data, ...d.map((x) => x.sortKey), name, expected).changes === 0) {
+        this.throwMissingOrConflict(name, expected);
+      }
+      this.checkUnique(name, d); // throwing rolls the UPDATE back
+      st.delSide.run(name);
+      this.insertSide(name, d);
+    });
+    const remove = db.transaction((name: string, expected: number): string => {
+      const data = st.remove.get(name, expected) as string | undefined;
+      if (data === undefined) this.throwMissingOrConflict(name, expected);
+      st.delSide.run(name);
+      return data!;
+    });
+    const read = db.transaction((fn: () => unknown) => fn());
+    this.createTx = create.immediate;
+    this.updateTx = update.immediate;
+    this.removeTx = remove.immediate;
+    // A deferred transaction: the page and its COUNT(*) see the same snapshot.
+    this.readTx = read.deferred as <T>(fn: () => T) => T;
+  }
+
+  private throwMissingOrConflict(name: string, expected: number): never {
+    const v = this.st.versionOf.get(name) as number | undefined;
+    if (v === undefined) throw new StoreError('NotFound', `object "${name}" not found`);
+    throw new StoreError('Conflict', `object "${name}" has version ${v}, not ${expected}`);
+  }
+
+  private checkUnique(name: string, d: Derived[]): void {
+    for (const { ix, values } of d) {
+      if (!ix.unique) continue;
+      for (const v of values) {
+        if (this.st.taken.get(ix.k, v, name) !== undefined) {
+          throw new StoreError('UniqueViolation', `a value of unique index "${ix.name}" is already taken`, ix.name);
+        }
+      }
+    }
+  }
+
+  private insertSide(name: string, d: Derived[]): void {
+    for (const { ix, values } of d) for (const v of values) this.st.insSide.run(ix.k, v, name);
+  }
+
+  private prepareWrite(obj: ApiObject): { name: string; version: number; data: string; d: Derived[] } {
+    const version = obj.metadata.version ?? 0;
+    const d = deriveValues(this.layout.secondary, this.model.indexValues(obj));
+    return { name: obj.metadata.name, version, data: JSON.stringify(obj), d };
+  }
+
+  /** Publishes a private copy so later mutation of returned objects can't alter feed history. */
+  private publish(type: ChangeEvent['type'], data: string): void {
+    this.feed.publish(type, JSON.parse(data) as ApiObject);
+  }
+
+  async get(name: string): Promise<ApiObject | null> {
+    const data = guard(() => this.st.get.get(name)) as string | undefined;
+    return data === undefined ? null : (JSON.parse(data) as ApiObject);
+  }
+
+  async create(obj: ApiObject): Promise<ApiObject> {
+    const w = this.prepareWrite(obj);
+    guard(() => this.createTx(w.name, w.version, w.data, w.d));
+    this.publish('ADDED', w.data);
+    return JSON.parse(w.data) as ApiObject;
+  }
+
+  async update(obj: ApiObject, expectedVersion: number): Promise<ApiObject> {
+    const w = this.prepareWrite(obj);
+    guard(() => this.updateTx(w.name, w.version, w.data, w.d, expectedVersion));
+    this.publish('MODIFIED', w.data);
+    return JSON.parse(w.data) as ApiObject;
+  }
+
+  async remove(name: string, expectedVersion: number): Promise<void> {
+    const data = guard(() => this.removeTx(name, expectedVersion));
+    this.publish('DELETED', data);
+  }
+
+  async list(q: StoreQuery): Promise<StoreListResult> {
+    const { where, params } = this.compileWhere(q.where);
+    const orderBy = this.compileOrder(q.sort);
+    const pageSql = `SELECT data FROM ${this.o} AS o${where} ORDER BY ${orderBy} LIMIT ? OFFSET ?`;
+    const offset = Math.max(0, Math.trunc(q.offset || 0));
+    return guard(() =>
+      this.readTx(() => {
+        const rows = this.stmts.get(pageSql, true).all(...params, q.limit ?? -1, offset) as string[];
+        // A page that isn't full (and isn't past the end) already tells the total.
+        const known = (rows.length > 0 || offset === 0) && (q.limit === undefined || rows.length < q.limit);
+        const total = known
+          ? offset + rows.length
+          : (this.stmts.get(`SELECT COUNT(*) FROM ${this.o} AS o${where}`, true).get(...params) as number);
+        return { items: rows.map((r) => JSON.parse(r) as ApiObject), total };
+      }),
+    );
+  }
+
+  /** SQLite's plan for the page query of `q`, one line per step (diagnostics and tests). */
+  explain(q: StoreQuery): string[] {
+    const { where, params } = this.compileWhere(q.where);
+    const sql = `EXPLAIN QUERY PLAN SELECT data FROM ${this.o} AS o${where} ORDER BY ${this.compileOrder(q.sort)} LIMIT ? OFFSET ?`;
+    const rows = guard(() => this.db.prepare(sql).all(...params, q.limit ?? -1, q.offset)) as { detail: string }[];
+    return rows.map((r) => r.detail);
+  }
+
+  private secondary(index: string): SecondaryIndex {
+    const ix = this.byName.get(index);
+    if (!ix) throw new Error(`"${index}" is not an index of ${this.model.key}`);
+    return ix;
+  }
+
+  /**
+   * Each requirement becomes one SQL condition answered from an index:
+   * in/notin probe the side table's primary key (k, value, name); exists/notexists test the
+   * sort column, which is NULL exactly when the object has no value.
+   */
+  private compileWhere(reqs: IndexRequirement[]): { where: string; params: string[] } {
+    const conds: string[] = [];
+    const params: string[] = [];
+    for (const r of reqs) {
+      const setOp = r.op === 'in' ? 'IN' : 'NOT IN';
+      if (r.op === 'in' || r.op === 'notin') {
+        // `in` nothing matches nothing; `notin` nothing matches everything.
+        if (!r.values.length) {
+          if (r.op === 'in') conds.push('0');
+          continue;
+        }
+        const marks = r.values.map(() => '?').join(', ');
+        if (r.index === NAME_INDEX) conds.push(`o.name ${setOp} (${marks})`);
+        else {
+          const k = this.secondary(r.index).k;
+          conds.push(`o.name ${setOp} (SELECT name FROM ${this.i} WHERE k = ${k} AND value IN (${marks}))`);
+        }
+        params.push(...r.values);
+      } else if (r.index === NAME_INDEX) {
+        if (r.op === 'notexists') conds.push('0'); // every object has a name
+      } else {
+        const col = sortCol(this.secondary(r.index).k);
+        conds.push(`o.${col} ${r.op === 'exists' ? 'IS NOT NULL' : 'IS NULL'}`);
+      }
+    }
+    return { where: conds.length ? ` WHERE ${conds.join(' AND ')}` : '', params };
+  }
+
+  /** NULL sorts first ascending and last descending in SQLite, which is what the port asks. */
+  private compileOrder(sort: SortTerm[]): string {
+    const terms = sort.map((t) => {
+      const col = t.index === NAME_INDEX ? 'o.name' : `o.${sortCol(this.secondary(t.index).k)}`;
+      return `${col} ${t.direction === 'desc' ? 'DESC' : 'ASC'}`;
+    });
+    if (sort.at(-1)?.index !== NAME_INDEX) terms.push('o.name ASC'); // keep the order total
+    return terms.join(', ');
+  }
+
+  async resourceVersion(): Promise<string> {
+    return this.feed.current();
+  }
+
+  watch(fromResourceVersion: string | undefined, onEvent: (e: ChangeEvent) => void): Unsubscribe {
+    return this.feed.subscribe(fromResourceVersion, onEvent);
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Unique indexes, enforced through a claims collection (one per model).
+ *
+ * Why not a unique index on the object collection: MongoDB's unique multikey index rejects two
+ * documents sharing any array element, but FerretDB 1.24 (SQLite) indexes the JSON text of the
+ * whole array, so `["a","b"]` and `["b","c"]` do not collide there; it also never reports which
+ * index a duplicate hit. A claim is one document per taken value,
+ *
+ *   { _id: JSON ["<index>", "<value>"], x: index, val: value,
+ *     n: owner name, g: owner incarnation, v: owner version that (re)claimed it, t: write token, at }
+ *
+ * and `_id` uniqueness is enforced by every backend. Protocol (no transactions needed):
+ *  1. Before writing an object, claim each of its unique values (insert; when the claim exists
+ *     and is ours, refresh it: `v` = max(v, new version), new `t`).
+ *  2. Write the object (insertOne / CAS replaceOne / deleteOne).
+ *  3. Release claims the write made unnecessary: values dropped by an update (only if no later
+ *     write of ours re-claimed them: `v <= written version`), all values of a removed object,
+ *     or the claims inserted in step 1 when the write failed (only if untouched since: `t`).
+ *
+ * A crash between the steps leaves a claim whose owner does not hold the value. Such a claim is
+ * repaired by the next writer that wants the value: it is stale when the owner (same
+ * incarnation) is at a version >= the claim's `v` without the value (the claiming write either
+ * failed or was superseded), or, when that cannot be told (owner missing / older), once the
+ * claim is older than GRACE_MS (a write in progress finishes well within it). Deletions are
+ * conditional on `t`, so a claim that was refreshed meanwhile is never removed.
+ */
+import { randomBytes } from 'node:crypto';
+import { MongoBulkWriteError, type Collection } from 'mongodb';
+import { enc, type StoredDoc } from './document.js';
+import { isDuplicateKey } from './errors.js';
+import { StoreError } from '../errors.js';
+
+export const GRACE_MS = 30_000;
+
+export interface ClaimDoc {
+  _id: string;
+  x: string;
+  val: string;
+  n: string;
+  g: string;
+  v: number;
+  t: string;
+  at: Date;
+}
+
+export interface UniqueValue {
+  index: string;
+  value: string;
+}
+
+/** A claim this write inserted: released (if still untouched) when the write fails. */
+export type Acquired = Pick<ClaimDoc, '_id' | 't'>;
+
+export const claimId = (index: string, value: string): string => JSON.stringify([index, value]);
+const token = () => randomBytes(8).toString('hex');
+
+export class Claims {
+  constructor(
+    private readonly claims: Collection<ClaimDoc>,
+    private readonly objects: Collection<StoredDoc>,
+  ) {}
+
+  /**
+   * Claims `values` for object `name` (incarnation `g`) at `version`. Returns the claims it
+   * inserted. Throws UniqueViolation (after releasing what it inserted) when a value is taken.
+   */
+  async acquire(name: string, g: string, version: number, values: UniqueValue[]): Promise<Acquired[]> {
+    if (values.length === 0) return [];
+    const docs = values.map((u) => this.claimDoc(u, name, g, version));
+    const acquired: Acquired[] = [];
+    try {
+      // Fast path: one insertMany; only values already claimed go through the slow path.
+      const taken = await this.insertMany(docs);
+      for (const d of docs) if (!taken.has(d._id)) acquired.push({ _id: d._id, t: d.t });
+      for (const d of docs) {
+        if (!taken.has(d._id)) continue;
+        const got = await this.acquireOne(d);
+        if (got) acquired.push(got);
+      }
+      return acquired;
+    } catch (e) {
+      await this.releaseAcquired(acquired);
+      throw e;
+    }
+  }
+
+  /** Undoes `acquire` after a failed write. */
+  async releaseAcquired(acquired: Acquired[]): Promise<void> {
+    for (const a of acquired) await this.claims.deleteOne({ _id: a._id, t: a.t });
+  }
+
+  /**
+   * Releases values an object of incarnation `g` no longer holds after its write at `version`
+   * committed. `version` undefined (a removal): whatever their version.
+   */
+  async release(name: string, g: string, version: number | undefined, values: UniqueValue[]): Promise<void> {
+    for (const u of values) {
+      const filter = { _id: claimId(u.index, u.value), n: name, g };
+      await this.claims.deleteOne(version === undefined ? filter : { ...filter, v: { $lte: version } });
+    }
+  }
+
+  /** Drops every claim of an index (it was removed, stopped being unique, or is being rebuilt). */
+  async dropIndex(index: string): Promise<void> {
+    await this.claims.deleteMany({ x: index });
+  }
+
+  private claimDoc(u: UniqueValue, n: string, g: string, v: number): ClaimDoc {
+    return { _id: claimId(u.index, u.value), x: u.index, val: u.value, n, g, v, t: token(), at: new Date() };
+  }
+
+  /** Inserts claims; returns the ids that already existed. */
+  private async insertMany(docs: ClaimDoc[]): Promise<Set<string>> {
+    try {
+      await this.claims.insertMany(docs, { ordered: false });
+      return new Set();
+    } catch (e) {
+      if (!(e instanceof MongoBulkWriteError)) throw e;
+      const errors = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
+      const other = errors.find((w) => w.code !== 11000);
+      if (other) throw e;
+      return new Set(errors.map((w) => docs[w.index]!._id));
+    }
+  }
+
+  /** Slow path for one value: insert, keep our own claim, repair a stale one, or fail. */
+  private async acquireOne(want: ClaimDoc): Promise<Acquired | null> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const fresh = { ...want, t: token(), at: new Date() };
+      try {
+        await this.claims.insertOne(fresh);
+        return { _id: fresh._id, t: fresh.t };
+      } catch (e) {
+        if (!isDuplicateKey(e)) throw e;
+      }
+      const c = await this.claims.findOne({ _id: want._id });
+      if (!c) continue; // released meanwhile: insert again
+      if (c.n === want.n && c.g === want.g) {
+        // Ours already (the object keeps this value): refresh so no one takes it as stale.
+        const r = await this.claims.updateOne(
+          { _id: c._id, t: c.t },
+          { $max: { v: want.v }, $set: { t: token(), at: new Date() } },
+        );
+        if (r.matchedCount === 1) return null;
+        continue;
+      }
+      if (await this.isStale(c)) {
+        await this.claims.deleteOne({ _id: c._id, t: c.t });
+        continue;
+      }
+      throw new StoreError(
+        'UniqueViolation',
+        `value "${want.val}" of unique index "${want.x}" is already used by another object`,
+        want.x,
+      );
+    }
+    throw new StoreError('Conflict', `could not claim value "${want.val}" of index "${want.x}": too much contention`);
+  }
+
+  private async isStale(c: ClaimDoc): Promise<boolean> {
+    const field = enc(c.x);
+    const owner = await this.objects.findOne(
+      { _id: c.n },
+      { projection: { g: 1, v: 1, [`i.${field}`]: 1 } },
+    );
+    if (owner && owner.g === c.g) {
+      if (owner.i?.[field]?.includes(c.val)) return false; // held: a real conflict
+      if (owner.v >= c.v) return true; // the claiming write failed or was superseded
+    }
+    return Date.now() - new Date(c.at).getTime() > GRACE_MS;
+  }
+}

@@ -1,0 +1,27 @@
+/** Mapping of driver errors onto StoreError. */
+import {
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+} from 'mongodb';
+import { StoreError } from '../errors.js';
+
+/** True for "the server cannot be reached" (as opposed to "the server refused this"). */
+export const isUnreachable = (e: unknown): boolean =>
+  e instanceof MongoServerSelectionError ||
+  e instanceof MongoNetworkError ||
+  e instanceof MongoNotConnectedError ||
+  e instanceof MongoTopologyClosedError;
+
+export const isDuplicateKey = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === 11000;
+
+/** Runs a driver call; unreachable-server errors become StoreError `Unavailable`. */
+export async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isUnreachable(e)) throw new StoreError('Unavailable', `MongoDB is unavailable: ${(e as Error).message}`);
+    throw e;
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Physical indexes of a model's collection and (re)building of index values.
+ *
+ * Every secondary IndexDescriptor becomes two MongoDB indexes:
+ *   `f:<index>`  { i.<enc>: 1 }                  filter (multikey: one entry per value)
+ *   `s:<index>`  { s.<enc>: dir, _id: 1 }         sort on the smallest value, name as tie-break
+ * where dir is the declared order, except metadata.creationTimestamp which is always -1 so the
+ * default list order (creationTimestamp desc, name asc) has an exactly matching index.
+ * `metadata.name` is `_id`. Unique indexes are enforced through claims (claims.ts).
+ *
+ * `_svc_models` remembers, per model, each index's fingerprint and unique flag. An index that is
+ * new or whose fingerprint changed gets its values recomputed over the stored objects (a cursor,
+ * bulkWrite per batch: never all objects in memory); removed indexes are dropped.
+ */
+import type { Collection, Db, IndexDescription } from 'mongodb';
+import type { Claims } from './claims.js';
+import { CREATION_INDEX, enc, fromDoc, indexFields, secondaryIndexes, uniqueValues, type StoredDoc } from './document.js';
+import type { IndexBuildProgress, IndexDescriptor, StorageModel } from '../types.js';
+
+export const MODELS_COLLECTION = '_svc_models';
+export const BATCH_SIZE = 500;
+
+export interface ModelRecord {
+  _id: string;
+  indexes: Record<string, { fingerprint: string; unique: boolean }>;
+}
+
+type Named = IndexDescription & { name: string };
+
+/** The MongoDB indexes a model needs on its object collection (besides `_id_`). */
+export function physicalIndexes(model: StorageModel): Named[] {
+  return secondaryIndexes(model).flatMap((d) => {
+    const dir = d.name === CREATION_INDEX || d.order === 'DESC' ? -1 : 1;
+    return [
+      { name: `f:${d.name}`, key: { [`i.${enc(d.name)}`]: 1 } },
+      { name: `s:${d.name}`, key: { [`s.${enc(d.name)}`]: dir, _id: 1 } },
+    ];
+  });
+}
+
+export async function ensureCollection(db: Db, name: string): Promise<void> {
+  try {
+    await db.createCollection(name);
+  } catch (e) {
+    if ((e as { code?: number }).code !== 48) throw e; // NamespaceExists
+  }
+}
+
+/** Creates missing indexes and drops ours (`f:`/`s:`) that are gone or whose key changed. */
+async function reconcile(objects: Collection<StoredDoc>, wanted: Named[]): Promise<void> {
+  const existing = await objects.indexes();
+  const same = (a: { key: object }, b: { key: object }) => JSON.stringify(a.key) === JSON.stringify(b.key);
+  const kept = new Set<string>();
+  for (const ix of existing) {
+    const name = ix.name ?? '';
+    if (!/^[fs]:/.test(name)) continue;
+    const w = wanted.find((x) => x.name === name);
+    if (w && same(w, ix)) kept.add(name);
+    else await objects.dropIndex(name);
+  }
+  const missing = wanted.filter((w) => !kept.has(w.name));
+  if (missing.length) await objects.createIndexes(missing);
+}
+
+export interface SyncContext {
+  objects: Collection<StoredDoc>;
+  claims: Claims;
+  models: Collection<ModelRecord>;
+}
+
+/** Brings the collection's indexes and stored index values in line with `model`. Idempotent. */
+export async function syncModel(
+  ctx: SyncContext,
+  model: StorageModel,
+  onProgress?: (p: IndexBuildProgress) => void,
+): Promise<void> {
+  const { objects, claims, models } = ctx;
+  await reconcile(objects, physicalIndexes(model));
+
+  const stored = (await models.findOne({ _id: model.key }))?.indexes ?? {};
+  const current = secondaryIndexes(model);
+  const rebuild = current.filter((d) => stored[d.name]?.fingerprint !== d.fingerprint);
+  // Unique indexes whose claims must be (re)made: values changed, or newly unique.
+  const reclaim = current.filter((d) => d.unique && (rebuild.includes(d) || !stored[d.name]?.unique));
+
+  // Forget what no longer applies: claims of indexes that are gone, no longer unique or rebuilt;
+  // values of indexes that are gone.
+  for (const [name, info] of Object.entries(stored)) {
+    const d = current.find((x) => x.name === name);
+    if (info.unique && (!d || !d.unique || reclaim.includes(d))) await claims.dropIndex(name);
+    if (!d) {
+      const f = enc(name);
+      await objects.updateMany({ [`i.${f}`]: { $exists: true } }, { $unset: { [`i.${f}`]: '', [`s.${f}`]: '' } });
+    }
+  }
+
+  if (rebuild.length || reclaim.length) await rebuildValues(ctx, model, rebuild, reclaim, onProgress);
+
+  const record: ModelRecord['indexes'] = {};
+  for (const d of current) record[d.name] = { fingerprint: d.fingerprint, unique: d.unique };
+  await models.replaceOne({ _id: model.key }, { indexes: record }, { upsert: true });
+}
+
+/** One pass over all stored objects, BATCH_SIZE at a time. */
+async function rebuildValues(
+  ctx: SyncContext,
+  model: StorageModel,
+  rebuild: IndexDescriptor[],
+  reclaim: IndexDescriptor[],
+  onProgress?: (p: IndexBuildProgress) => void,
+): Promise<void> {
+  const touched = [...new Set([...rebuild, ...reclaim])];
+  const uniqueModel: StorageModel = { ...model, indexes: reclaim };
+  let processed = 0;
+  let batch: Pick<StoredDoc, '_id' | 'v' | 'g' | 'o'>[] = [];
+
+  const flush = async () => {
+    const ops = [];
+    for (const doc of batch) {
+      const fields = indexFields(model, fromDoc(doc), touched);
+      if (rebuild.length) {
+        const $set: Record<string, unknown> = {};
+        const $unset: Record<string, ''> = {};
+        for (const d of rebuild) {
+          const f = enc(d.name);
+          if (fields.i[f]) {
+            $set[`i.${f}`] = fields.i[f];
+            $set[`s.${f}`] = fields.s[f];
+          } else {
+            $unset[`i.${f}`] = '';
+            $unset[`s.${f}`] = '';
+          }
+        }
+        const update = { ...(Object.keys($set).length && { $set }), ...(Object.keys($unset).length && { $unset }) };
+        // Conditional on the version: an object written meanwhile already has fresh values.
+        ops.push({ updateOne: { filter: { _id: doc._id, v: doc.v }, update } });
+      }
+      // A unique index built over existing objects that share a value fails here
+      // (UniqueViolation naming the index), like MongoDB's unique index build would.
+      await ctx.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(uniqueModel, fields));
+    }
+    if (ops.length) await ctx.objects.bulkWrite(ops, { ordered: false });
+    processed += batch.length;
+    batch = [];
+    for (const d of touched) onProgress?.({ index: d.name, processed });
+  };
+
+  const cursor = ctx.objects.find({}, { projection: { _id: 1, v: 1, g: 1, o: 1 }, batchSize: BATCH_SIZE });
+  try {
+    for await (const doc of cursor) {
+      batch.push(doc);
+      if (batch.length >= BATCH_SIZE) await flush();
+    }
+    if (batch.length) await flush();
+  } finally {
+    await cursor.close();
+  }
+}

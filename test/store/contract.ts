@@ -1,0 +1,694 @@
+/**
+ * The store contract suite: every adapter (embedded, mongo) runs it through `runStoreContract`.
+ * It uses only the port (src/store/types.ts), never adapter internals.
+ *
+ * Harness rules for `open()`:
+ *  - returns a fresh, empty-enough store (each test uses its own random model key);
+ *  - `reopen`, when given, opens a NEW store over the same data. The suite closes the first
+ *    store before calling it and closes the reopened store itself;
+ *  - `cleanup` closes the store it opened (which may already be closed, so `close()` must be
+ *    idempotent) and removes the data.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StoreError, type StoreErrorCode } from '../../src/store/errors.js';
+import type {
+  ChangeEvent,
+  IndexBuildProgress,
+  IndexDescriptor,
+  IndexRequirement,
+  ModelStore,
+  SortTerm,
+  StorageModel,
+  Store,
+  StoreListResult,
+  StoreQuery,
+} from '../../src/store/types.js';
+import type { ApiObject } from '../../src/registry/object.js';
+
+export interface StoreHarness {
+  store: Store;
+  reopen?: () => Promise<Store>;
+  cleanup: () => Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The test model: written by hand so the suite doesn't depend on the registry. Exported for
+// adapter-specific tests.
+
+interface WidgetSpec {
+  slug?: string;
+  tags?: string[];
+  codes?: string[];
+  color?: string;
+  size?: number;
+}
+
+export interface IndexDef {
+  d: IndexDescriptor;
+  values: (o: ApiObject) => string[];
+}
+
+const spec = (o: ApiObject) => (o.spec ?? {}) as WidgetSpec;
+const one = (v: string | undefined) => (v === undefined ? [] : [v]);
+const many = (v: string[] | undefined) => [...new Set(v ?? [])];
+
+export const ix = (
+  name: string,
+  values: (o: ApiObject) => string[],
+  opts: Partial<Omit<IndexDescriptor, 'name'>> = {},
+): IndexDef => ({
+  d: { name, unique: false, order: 'ASC', fingerprint: `path:${name}`, ...opts },
+  values,
+});
+
+export const BASE: IndexDef[] = [
+  ix('metadata.name', (o) => [o.metadata.name], { unique: true }),
+  ix('metadata.labels', (o) => Object.entries(o.metadata.labels ?? {}).flatMap(([k, v]) => [k, `${k}=${v}`])),
+  ix('metadata.creationTimestamp', (o) => one(o.metadata.creationTimestamp), { order: 'DESC' }),
+  ix('metadata.deletionTimestamp', (o) => one(o.metadata.deletionTimestamp)),
+  ix('spec.slug', (o) => one(spec(o).slug), { unique: true }),
+  ix('spec.tags', (o) => many(spec(o).tags)),
+  // Multi-valued AND unique: no two objects may share any code.
+  ix('spec.codes', (o) => many(spec(o).codes), { unique: true }),
+  ix('spec.color', (o) => one(spec(o).color)),
+];
+
+export const SIZE = ix('spec.size', (o) => (spec(o).size === undefined ? [] : [String(spec(o).size)]));
+/** Same index name as spec.color, different derivation (and so a different fingerprint). */
+const COLOR_UPPER = ix('spec.color', (o) => one(spec(o).color?.toUpperCase()), {
+  fingerprint: 'func:upper(spec.color)',
+});
+
+const newKey = () => `test.example.com/v1/widgets-${randomBytes(5).toString('hex')}`;
+
+export function makeModel(defs: IndexDef[] = BASE, key = newKey()): StorageModel {
+  return {
+    key,
+    indexes: defs.map((x) => x.d),
+    indexValues: (o) => Object.fromEntries(defs.map((x) => [x.d.name, x.values(o)])),
+  };
+}
+
+interface WidgetOpts {
+  version?: number;
+  labels?: Record<string, string>;
+  ts?: string;
+  deletionTimestamp?: string;
+}
+
+export function widget(name: string, s: WidgetSpec = {}, o: WidgetOpts = {}): ApiObject {
+  const metadata: ApiObject['metadata'] = {
+    name,
+    version: o.version ?? 1,
+    creationTimestamp: o.ts ?? '2024-01-01T00:00:00Z',
+  };
+  if (o.labels) metadata.labels = o.labels;
+  if (o.deletionTimestamp) metadata.deletionTimestamp = o.deletionTimestamp;
+  return { apiVersion: 'test.example.com/v1', kind: 'Widget', metadata, spec: s };
+}
+
+/** The object as an update would send it: same content, next version. */
+const bump = (obj: ApiObject, s: WidgetSpec): ApiObject => ({
+  ...obj,
+  metadata: { ...obj.metadata, version: (obj.metadata.version ?? 0) + 1 },
+  spec: s,
+});
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+const byName: SortTerm = { index: 'metadata.name', direction: 'asc' };
+
+/** A query as the planner builds it: metadata.name appended as the last sort term. */
+export function query(where: IndexRequirement[] = [], sort: SortTerm[] = [], offset = 0, limit?: number): StoreQuery {
+  const terms = sort.at(-1)?.index === 'metadata.name' ? sort : [...sort, byName];
+  return limit === undefined ? { where, sort: terms, offset } : { where, sort: terms, offset, limit };
+}
+
+export const req = (index: string, op: IndexRequirement['op'], values: string[] = []): IndexRequirement => ({
+  index,
+  op,
+  values,
+});
+export const names = (r: StoreListResult) => r.items.map((o) => o.metadata.name);
+
+export async function expectStoreError(p: Promise<unknown>, code: StoreErrorCode, index?: string): Promise<StoreError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err, `expected StoreError ${code}`).toBeInstanceOf(StoreError);
+  const se = err as StoreError;
+  expect(se.code).toBe(code);
+  if (index !== undefined) expect(se.index).toBe(index);
+  return se;
+}
+
+function expectSyncStoreError(fn: () => unknown, code: StoreErrorCode): void {
+  let err: unknown;
+  try {
+    fn();
+  } catch (e) {
+    err = e;
+  }
+  expect(err, `expected StoreError ${code}`).toBeInstanceOf(StoreError);
+  expect((err as StoreError).code).toBe(code);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export function runStoreContract(label: string, open: () => Promise<StoreHarness>): void {
+  describe(`store contract: ${label}`, () => {
+    let h: StoreHarness;
+    let store: Store;
+    let reopened: Store | undefined;
+
+    beforeAll(async () => {
+      h = await open();
+      store = h.store;
+    });
+    afterAll(async () => {
+      await reopened?.close();
+      await h?.cleanup();
+    });
+
+    it('reports a kind and answers ping', async () => {
+      expect(typeof store.kind).toBe('string');
+      expect(store.kind.length).toBeGreaterThan(0);
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
+    describe('CRUD and compare-and-set', () => {
+      let ms: ModelStore;
+      beforeAll(async () => {
+        ms = await store.model(makeModel());
+      });
+
+      it('creates, reads back every field, and returns the stored object', async () => {
+        const obj = widget('full', { slug: 'full', tags: ['a'], color: 'red' }, { labels: { app: 'web' } });
+        obj.metadata.annotations = { note: 'x' };
+        obj.metadata.finalizers = ['keep'];
+        obj.status = { phase: 'Ready', nested: { n: [1, 2, { z: null }] } };
+        const created = await ms.create(obj);
+        expect(created).toEqual(obj);
+        expect(await ms.get('full')).toEqual(obj);
+        expect(ms.model.key).toMatch(/^test\.example\.com\/v1\/widgets-/);
+      });
+
+      it('get of a missing name is null', async () => {
+        expect(await ms.get('does-not-exist')).toBeNull();
+      });
+
+      it('create of a taken name throws AlreadyExists and keeps the original', async () => {
+        const orig = widget('dup', { color: 'red' });
+        await ms.create(orig);
+        await expectStoreError(ms.create(widget('dup', { color: 'blue' })), 'AlreadyExists');
+        expect(await ms.get('dup')).toEqual(orig);
+      });
+
+      it('update with the stored version replaces the object', async () => {
+        const v1 = await ms.create(widget('upd', { color: 'red' }));
+        const v2 = bump(v1, { color: 'blue' });
+        expect(await ms.update(v2, 1)).toEqual(v2);
+        expect(await ms.get('upd')).toEqual(v2);
+      });
+
+      it('update with a stale version throws Conflict and changes nothing', async () => {
+        const v1 = await ms.create(widget('cas', { color: 'red' }));
+        const v2 = bump(v1, { color: 'blue' });
+        await ms.update(v2, 1);
+        await expectStoreError(ms.update(bump(v1, { color: 'green' }), 1), 'Conflict');
+        await expectStoreError(ms.update(bump(v2, { color: 'green' }), 3), 'Conflict');
+        expect(await ms.get('cas')).toEqual(v2);
+        const green = await ms.list(query([req('spec.color', 'in', ['green'])]));
+        expect(names(green)).not.toContain('cas');
+      });
+
+      it('concurrent updates from the same version: exactly one wins', async () => {
+        const v1 = await ms.create(widget('race', { color: 'red' }));
+        const results = await Promise.allSettled([
+          ms.update(bump(v1, { color: 'blue' }), 1),
+          ms.update(bump(v1, { color: 'green' }), 1),
+        ]);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        const rejected = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+        expect(rejected).toHaveLength(1);
+        expect((rejected[0]!.reason as StoreError).code).toBe('Conflict');
+        const stored = await ms.get('race');
+        expect(stored?.metadata.version).toBe(2);
+      });
+
+      it('update of a missing object throws NotFound', async () => {
+        await expectStoreError(ms.update(widget('ghost', {}, { version: 2 }), 1), 'NotFound');
+        expect(await ms.get('ghost')).toBeNull();
+      });
+
+      it('remove checks the version, then deletes; the name can be reused', async () => {
+        const v1 = await ms.create(widget('rm', { slug: 'rm-slug', color: 'red' }));
+        const v2 = bump(v1, { slug: 'rm-slug', color: 'red' });
+        await ms.update(v2, 1);
+        await expectStoreError(ms.remove('rm', 1), 'Conflict');
+        expect(await ms.get('rm')).toEqual(v2);
+        await expectStoreError(ms.remove('no-such', 1), 'NotFound');
+        await ms.remove('rm', 2);
+        expect(await ms.get('rm')).toBeNull();
+        await expectStoreError(ms.remove('rm', 2), 'NotFound');
+        expect(names(await ms.list(query([req('metadata.name', 'in', ['rm'])])))).toEqual([]);
+        // name and unique values are free again
+        const again = await ms.create(widget('rm', { slug: 'rm-slug' }));
+        expect(await ms.get('rm')).toEqual(again);
+      });
+
+      it('index values follow updates and removals', async () => {
+        const v1 = await ms.create(widget('follow', { color: 'teal', tags: ['t1', 't2'] }));
+        const teal = () => ms.list(query([req('spec.color', 'in', ['teal'])]));
+        expect(names(await teal())).toEqual(['follow']);
+        const v2 = bump(v1, { color: 'navy', tags: ['t2', 't3'] });
+        await ms.update(v2, 1);
+        expect(names(await teal())).toEqual([]);
+        expect(names(await ms.list(query([req('spec.color', 'in', ['navy'])])))).toEqual(['follow']);
+        expect(names(await ms.list(query([req('spec.tags', 'in', ['t1'])])))).toEqual([]);
+        expect(names(await ms.list(query([req('spec.tags', 'in', ['t3'])])))).toEqual(['follow']);
+        await ms.remove('follow', 2);
+        expect(names(await ms.list(query([req('spec.color', 'in', ['navy'])])))).toEqual([]);
+        expect(names(await ms.list(query([req('spec.tags', 'in', ['t2'])])))).toEqual([]);
+      });
+    });
+
+    describe('unique indexes', () => {
+      let ms: ModelStore;
+      beforeAll(async () => {
+        ms = await store.model(makeModel());
+      });
+
+      it('single- and multi-valued unique values are enforced on create; nothing is stored', async () => {
+        // An object's own repeated value is not a violation.
+        await ms.create(widget('u1', { slug: 's1', codes: ['p', 'q', 'p'] }));
+        const before = await ms.list(query());
+
+        await expectStoreError(ms.create(widget('u2', { slug: 's2', codes: ['r', 'q'] })), 'UniqueViolation', 'spec.codes');
+        await expectStoreError(ms.create(widget('u2', { slug: 's1', codes: ['r'] })), 'UniqueViolation', 'spec.slug');
+        expect(await ms.get('u2')).toBeNull();
+        expect(await ms.list(query())).toEqual(before);
+        // no index values of the failed creates were kept
+        expect(names(await ms.list(query([req('spec.codes', 'in', ['r'])])))).toEqual([]);
+        expect(names(await ms.list(query([req('spec.slug', 'in', ['s2'])])))).toEqual([]);
+
+        await ms.create(widget('u2', { slug: 's2', codes: ['r', 's'] }));
+        // objects without a value never collide
+        await ms.create(widget('u3'));
+        await ms.create(widget('u4'));
+        expect(names(await ms.list(query([req('spec.slug', 'notexists')])))).toEqual(['u3', 'u4']);
+      });
+
+      it('unique values are enforced on update; the object is unchanged', async () => {
+        const u2 = (await ms.get('u2'))!;
+        await expectStoreError(ms.update(bump(u2, { slug: 's2', codes: ['s', 'p'] }), 1), 'UniqueViolation', 'spec.codes');
+        await expectStoreError(ms.update(bump(u2, { slug: 's1', codes: ['r', 's'] }), 1), 'UniqueViolation', 'spec.slug');
+        expect(await ms.get('u2')).toEqual(u2);
+        expect(names(await ms.list(query([req('spec.codes', 'in', ['r'])])))).toEqual(['u2']);
+        expect(names(await ms.list(query([req('spec.codes', 'in', ['p'])])))).toEqual(['u1']);
+        expect(names(await ms.list(query([req('spec.slug', 'in', ['s1'])])))).toEqual(['u1']);
+
+        // keeping one's own values is fine
+        const u1 = (await ms.get('u1'))!;
+        await ms.update(bump(u1, { slug: 's1', codes: ['p', 'q', 't'] }), 1);
+        // values given up by an update are free again
+        await ms.update(bump(u2, { slug: 's2b', codes: ['s'] }), 1);
+        await ms.create(widget('u5', { slug: 's2', codes: ['r'] }));
+        // values of a removed object are free again
+        await ms.remove('u1', 2);
+        await ms.create(widget('u6', { slug: 's1', codes: ['p', 't'] }));
+        expect(names(await ms.list(query([req('spec.codes', 'in', ['p', 'q', 'r', 's', 't'])])))).toEqual([
+          'u2',
+          'u5',
+          'u6',
+        ]);
+      });
+    });
+
+    describe('list: requirements, sort, window', () => {
+      let ms: ModelStore;
+      // Each answer below is worked out by hand from this dataset.
+      const data = [
+        widget('e', { color: 'green' }, { labels: { tier: 'back' }, ts: '2024-01-04T00:00:00Z' }),
+        widget(
+          'b',
+          { slug: 'slug-b', tags: ['y'], color: 'blue' },
+          { labels: { app: 'db' }, ts: '2024-01-01T00:00:00Z', deletionTimestamp: '2024-02-01T00:00:00Z' },
+        ),
+        widget('d', { slug: 'slug-d', tags: ['z', 'x'], color: 'red' }, { labels: {}, ts: '2024-01-05T00:00:00Z' }),
+        widget(
+          'a',
+          { slug: 'slug-a', tags: ['x', 'y'], color: 'red' },
+          { labels: { app: 'web', tier: 'front' }, ts: '2024-01-03T00:00:00Z' },
+        ),
+        widget('c', { tags: [] }, { labels: { app: 'web' }, ts: '2024-01-02T00:00:00Z' }),
+      ];
+      const find = async (...where: IndexRequirement[]) => names(await ms.list(query(where)));
+      const sorted = async (...sort: SortTerm[]) => names(await ms.list(query([], sort)));
+
+      beforeAll(async () => {
+        ms = await store.model(makeModel());
+        for (const o of data) await ms.create(o);
+      });
+
+      it('no requirement lists everything in name order', async () => {
+        const r = await ms.list(query());
+        expect(names(r)).toEqual(['a', 'b', 'c', 'd', 'e']);
+        expect(r.total).toBe(5);
+        expect(r.items.find((o) => o.metadata.name === 'a')).toEqual(data[3]);
+      });
+
+      it('single-valued index: in, notin, exists, notexists', async () => {
+        expect(await find(req('spec.color', 'in', ['red']))).toEqual(['a', 'd']);
+        expect(await find(req('spec.color', 'in', ['red', 'blue']))).toEqual(['a', 'b', 'd']);
+        expect(await find(req('spec.color', 'in', ['purple']))).toEqual([]);
+        expect(await find(req('spec.color', 'notin', ['red']))).toEqual(['b', 'c', 'e']);
+        expect(await find(req('spec.color', 'notin', ['red', 'green']))).toEqual(['b', 'c']);
+        expect(await find(req('spec.color', 'exists'))).toEqual(['a', 'b', 'd', 'e']);
+        expect(await find(req('spec.color', 'notexists'))).toEqual(['c']);
+        expect(await find(req('metadata.deletionTimestamp', 'exists'))).toEqual(['b']);
+        expect(await find(req('metadata.creationTimestamp', 'in', ['2024-01-02T00:00:00Z']))).toEqual(['c']);
+      });
+
+      it('multi-valued index: in = some value, notin = no value', async () => {
+        expect(await find(req('spec.tags', 'in', ['x']))).toEqual(['a', 'd']);
+        expect(await find(req('spec.tags', 'in', ['y', 'z']))).toEqual(['a', 'b', 'd']);
+        // a has x and y: having one value outside the set doesn't make it match notin
+        expect(await find(req('spec.tags', 'notin', ['y']))).toEqual(['c', 'd', 'e']);
+        expect(await find(req('spec.tags', 'notin', ['x']))).toEqual(['b', 'c', 'e']);
+        // an empty array is no value
+        expect(await find(req('spec.tags', 'exists'))).toEqual(['a', 'b', 'd']);
+        expect(await find(req('spec.tags', 'notexists'))).toEqual(['c', 'e']);
+      });
+
+      it('label requirements on metadata.labels', async () => {
+        expect(await find(req('metadata.labels', 'in', ['app=web']))).toEqual(['a', 'c']); // app=web
+        expect(await find(req('metadata.labels', 'notin', ['app=web']))).toEqual(['b', 'd', 'e']); // app!=web
+        expect(await find(req('metadata.labels', 'in', ['app']))).toEqual(['a', 'b', 'c']); // app
+        expect(await find(req('metadata.labels', 'notin', ['app']))).toEqual(['d', 'e']); // !app
+        expect(await find(req('metadata.labels', 'in', ['tier=front', 'app=db']))).toEqual(['a', 'b']);
+        expect(await find(req('metadata.labels', 'exists'))).toEqual(['a', 'b', 'c', 'e']);
+        expect(await find(req('metadata.labels', 'notexists'))).toEqual(['d']);
+      });
+
+      it('metadata.name requirements', async () => {
+        expect(await find(req('metadata.name', 'in', ['a', 'c', 'zz']))).toEqual(['a', 'c']);
+        expect(await find(req('metadata.name', 'notin', ['a', 'e']))).toEqual(['b', 'c', 'd']);
+        expect(await find(req('metadata.name', 'exists'))).toEqual(['a', 'b', 'c', 'd', 'e']);
+        expect(await find(req('metadata.name', 'notexists'))).toEqual([]);
+      });
+
+      it('empty value sets: in matches nothing, notin matches everything', async () => {
+        expect(await find(req('spec.color', 'in', []))).toEqual([]);
+        expect(await find(req('spec.color', 'notin', []))).toEqual(['a', 'b', 'c', 'd', 'e']);
+      });
+
+      it('requirements are ANDed', async () => {
+        expect(await find(req('metadata.labels', 'in', ['app']), req('metadata.labels', 'notin', ['app=web']))).toEqual([
+          'b',
+        ]);
+        expect(
+          await find(
+            req('metadata.labels', 'in', ['app=web']),
+            req('spec.tags', 'in', ['x']),
+            req('spec.color', 'in', ['red']),
+          ),
+        ).toEqual(['a']);
+        expect(await find(req('spec.color', 'in', ['red']), req('spec.slug', 'notin', ['slug-a']))).toEqual(['d']);
+        expect(await find(req('spec.color', 'exists'), req('spec.tags', 'notexists'))).toEqual(['e']);
+      });
+
+      it('sorts ascending with missing values first', async () => {
+        expect(await sorted({ index: 'spec.color', direction: 'asc' })).toEqual(['c', 'b', 'e', 'a', 'd']);
+        expect(await sorted({ index: 'metadata.creationTimestamp', direction: 'asc' })).toEqual(['b', 'c', 'a', 'e', 'd']);
+      });
+
+      it('sorts descending with missing values last', async () => {
+        expect(await sorted({ index: 'spec.color', direction: 'desc' })).toEqual(['a', 'd', 'e', 'b', 'c']);
+        expect(await sorted({ index: 'metadata.creationTimestamp', direction: 'desc' })).toEqual(['d', 'e', 'a', 'c', 'b']);
+        expect(await sorted({ index: 'metadata.name', direction: 'desc' })).toEqual(['e', 'd', 'c', 'b', 'a']);
+      });
+
+      it('multi-valued indexes sort by their smallest value in both directions', async () => {
+        // smallest tags: a=x b=y c=- d=x (not z) e=-
+        expect(await sorted({ index: 'spec.tags', direction: 'asc' })).toEqual(['c', 'e', 'a', 'd', 'b']);
+        expect(await sorted({ index: 'spec.tags', direction: 'desc' })).toEqual(['b', 'a', 'd', 'c', 'e']);
+        // smallest label strings: a=app b=app c=app d=- e=tier
+        expect(await sorted({ index: 'metadata.labels', direction: 'asc' })).toEqual(['d', 'a', 'b', 'c', 'e']);
+      });
+
+      it('several sort terms, the name breaking ties in either direction', async () => {
+        expect(
+          await sorted({ index: 'spec.color', direction: 'asc' }, { index: 'metadata.name', direction: 'desc' }),
+        ).toEqual(['c', 'b', 'e', 'd', 'a']);
+        expect(
+          await sorted(
+            { index: 'spec.tags', direction: 'asc' },
+            { index: 'spec.color', direction: 'desc' },
+            { index: 'metadata.name', direction: 'asc' },
+          ),
+        ).toEqual(['e', 'c', 'a', 'd', 'b']);
+      });
+
+      it('offset, limit and total', async () => {
+        const ts: SortTerm = { index: 'metadata.creationTimestamp', direction: 'asc' }; // b c a e d
+        const page = (offset: number, limit?: number, where: IndexRequirement[] = []) =>
+          ms.list(query(where, [ts], offset, limit));
+        let r = await page(1, 2);
+        expect([names(r), r.total]).toEqual([['c', 'a'], 5]);
+        r = await page(4, 10);
+        expect([names(r), r.total]).toEqual([['d'], 5]);
+        r = await page(5, 2);
+        expect([names(r), r.total]).toEqual([[], 5]);
+        r = await page(10, 2);
+        expect([names(r), r.total]).toEqual([[], 5]);
+        r = await page(0, 0);
+        expect([names(r), r.total]).toEqual([[], 5]);
+        r = await page(2);
+        expect([names(r), r.total]).toEqual([['a', 'e', 'd'], 5]);
+        r = await page(0, 5);
+        expect([names(r), r.total]).toEqual([['b', 'c', 'a', 'e', 'd'], 5]);
+        r = await page(1, 2, [req('spec.color', 'exists')]); // b a e d
+        expect([names(r), r.total]).toEqual([['a', 'e'], 4]);
+        r = await page(0, 1, [req('spec.color', 'in', ['none'])]);
+        expect([names(r), r.total]).toEqual([[], 0]);
+      });
+    });
+
+    describe('model(): idempotence and index (re)builds', () => {
+      it('opening the same model again is cheap and shares data and change feed', async () => {
+        const m = makeModel();
+        const ms1 = await store.model(m);
+        await ms1.create(widget('one', { color: 'red' }));
+        const progress: IndexBuildProgress[] = [];
+        const ms2 = await store.model(m, (p) => progress.push(p));
+        expect(progress).toEqual([]); // nothing to build
+        expect(await ms2.get('one')).not.toBeNull();
+        const seen: ChangeEvent[] = [];
+        const unsub = ms2.watch(undefined, (e) => seen.push(e));
+        await ms1.create(widget('two', { color: 'red' }));
+        await waitFor(() => seen.length === 1, 'event through the second handle');
+        unsub();
+        expect(seen[0]!.object.metadata.name).toBe('two');
+        expect(names(await ms2.list(query([req('spec.color', 'in', ['red'])])))).toEqual(['one', 'two']);
+        // a different model object with identical indexes behaves the same
+        const ms3 = await store.model(makeModel(BASE, m.key), (p) => progress.push(p));
+        expect(progress).toEqual([]);
+        expect((await ms3.list(query())).total).toBe(2);
+      });
+
+      it('a new index is built over existing objects', async () => {
+        const key = newKey();
+        const ms1 = await store.model(makeModel(BASE, key));
+        await ms1.create(widget('n0', { size: 1, color: 'red' }));
+        await ms1.create(widget('n1', { size: 2, color: 'blue' }));
+        await ms1.create(widget('n2', { size: 3, color: 'red' }));
+        await ms1.create(widget('n3', { color: 'red' }));
+
+        const progress: IndexBuildProgress[] = [];
+        const ms2 = await store.model(makeModel([...BASE, SIZE], key), (p) => progress.push(p));
+        const sizeProgress = progress.filter((p) => p.index === 'spec.size');
+        expect(sizeProgress.length).toBeGreaterThan(0);
+        expect(sizeProgress.at(-1)!.processed).toBe(4);
+
+        expect(names(await ms2.list(query([req('spec.size', 'in', ['2'])])))).toEqual(['n1']);
+        expect(names(await ms2.list(query([req('spec.size', 'notexists')])))).toEqual(['n3']);
+        expect(names(await ms2.list(query([], [{ index: 'spec.size', direction: 'desc' }])))).toEqual([
+          'n2',
+          'n1',
+          'n0',
+          'n3',
+        ]);
+        // older indexes are intact
+        expect(names(await ms2.list(query([req('spec.color', 'in', ['red'])])))).toEqual(['n0', 'n2', 'n3']);
+        // and the new index is maintained by later writes
+        await ms2.create(widget('n4', { size: 2 }));
+        expect(names(await ms2.list(query([req('spec.size', 'in', ['2'])])))).toEqual(['n1', 'n4']);
+      });
+
+      it('a changed fingerprint rebuilds the values of that index', async () => {
+        const key = newKey();
+        const ms1 = await store.model(makeModel(BASE, key));
+        await ms1.create(widget('f0', { color: 'red' }));
+        await ms1.create(widget('f1', { color: 'blue' }));
+        const defs = BASE.map((x) => (x.d.name === 'spec.color' ? COLOR_UPPER : x));
+        const progress: IndexBuildProgress[] = [];
+        const ms2 = await store.model(makeModel(defs, key), (p) => progress.push(p));
+        expect(progress.filter((p) => p.index === 'spec.color').at(-1)?.processed).toBe(2);
+        expect(progress.some((p) => p.index === 'spec.tags')).toBe(false); // unchanged, not rebuilt
+        expect(names(await ms2.list(query([req('spec.color', 'in', ['RED'])])))).toEqual(['f0']);
+        expect(names(await ms2.list(query([req('spec.color', 'in', ['red'])])))).toEqual([]);
+        expect(names(await ms2.list(query([], [{ index: 'spec.color', direction: 'asc' }])))).toEqual(['f1', 'f0']);
+      });
+
+      it('a removed unique index is no longer enforced', async () => {
+        const key = newKey();
+        const ms1 = await store.model(makeModel(BASE, key));
+        await ms1.create(widget('r0', { slug: 'same', color: 'red' }));
+        await expectStoreError(ms1.create(widget('r1', { slug: 'same' })), 'UniqueViolation', 'spec.slug');
+        const ms2 = await store.model(makeModel(BASE.filter((x) => x.d.name !== 'spec.slug'), key));
+        await ms2.create(widget('r1', { slug: 'same' }));
+        expect(names(await ms2.list(query([req('spec.color', 'in', ['red'])])))).toEqual(['r0']);
+        expect((await ms2.list(query())).total).toBe(2);
+      });
+
+      it('rebuilds stream in batches over many objects', async () => {
+        const key = newKey();
+        const ms1 = await store.model(makeModel(BASE, key));
+        const n = 2500;
+        for (let i = 0; i < n; i++) {
+          await ms1.create(widget(`obj-${String(i).padStart(5, '0')}`, { size: i % 7 }));
+        }
+        const progress: IndexBuildProgress[] = [];
+        const ms2 = await store.model(makeModel([...BASE, SIZE], key), (p) => progress.push(p));
+        const counts = progress.filter((p) => p.index === 'spec.size').map((p) => p.processed);
+        expect(counts.length).toBeGreaterThan(1); // more than one batch
+        expect(counts.at(-1)).toBe(n);
+        for (let i = 1; i < counts.length; i++) expect(counts[i]!).toBeGreaterThan(counts[i - 1]!);
+        const r = await ms2.list(query([req('spec.size', 'in', ['3'])], [], 0, 2));
+        expect(r.total).toBe(Math.floor((n - 1 - 3) / 7) + 1);
+        expect(names(r)).toEqual(['obj-00003', 'obj-00010']);
+      }, 120_000);
+    });
+
+    describe('watch', () => {
+      it('delivers ADDED, MODIFIED, DELETED in order with increasing resourceVersion', async () => {
+        const ms = await store.model(makeModel());
+        const rv0 = await ms.resourceVersion();
+        const events: ChangeEvent[] = [];
+        const unsub = ms.watch(undefined, (e) => events.push(e));
+        const v1 = await ms.create(widget('w', { color: 'red' }));
+        const v2 = bump(v1, { color: 'blue' });
+        await ms.update(v2, 1);
+        await ms.remove('w', 2);
+        await waitFor(() => events.length >= 3, '3 events');
+        expect(events.map((e) => e.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
+        expect(events[0]!.object).toEqual(v1);
+        expect(events[1]!.object).toEqual(v2);
+        expect(events[2]!.object).toEqual(v2); // the last state
+        const rvs = events.map((e) => e.resourceVersion);
+        expect(new Set([rv0, ...rvs]).size).toBe(4);
+        expect(rvs.every((rv) => typeof rv === 'string' && rv.length > 0)).toBe(true);
+        if ([rv0, ...rvs].every((rv) => /^\d+$/.test(rv))) {
+          const n = [rv0, ...rvs].map(BigInt);
+          for (let i = 1; i < n.length; i++) expect(n[i]! > n[i - 1]!).toBe(true);
+        }
+        expect(await ms.resourceVersion()).toBe(rvs[2]);
+
+        // failed writes publish nothing; unsubscribed listeners hear nothing
+        await expectStoreError(ms.remove('w', 2), 'NotFound');
+        unsub();
+        await ms.create(widget('after'));
+        await sleep(50);
+        expect(events).toHaveLength(3);
+      });
+
+      it('resumes after a resourceVersion, then continues live', async () => {
+        const ms = await store.model(makeModel());
+        await ms.create(widget('before'));
+        const rvA = await ms.resourceVersion();
+        const r1 = await ms.create(widget('r1'));
+        await ms.create(widget('r2'));
+        await ms.update(bump(r1, { color: 'x' }), 1);
+
+        const got: ChangeEvent[] = [];
+        const unsub = ms.watch(rvA, (e) => got.push(e));
+        await waitFor(() => got.length >= 3, 'replayed events');
+        expect(got.map((e) => [e.type, e.object.metadata.name])).toEqual([
+          ['ADDED', 'r1'],
+          ['ADDED', 'r2'],
+          ['MODIFIED', 'r1'],
+        ]);
+        await ms.create(widget('r3'));
+        await waitFor(() => got.length >= 4, 'live event');
+        expect(got[3]!.object.metadata.name).toBe('r3');
+        unsub();
+
+        // from the middle: exactly the later events, same positions
+        const mid: ChangeEvent[] = [];
+        const unsub2 = ms.watch(got[0]!.resourceVersion, (e) => mid.push(e));
+        await waitFor(() => mid.length >= 3, 'events after the first');
+        await sleep(20);
+        expect(mid.map((e) => e.resourceVersion)).toEqual(got.slice(1).map((e) => e.resourceVersion));
+        unsub2();
+
+        // from now: nothing replayed
+        const none: ChangeEvent[] = [];
+        const unsub3 = ms.watch(await ms.resourceVersion(), (e) => none.push(e));
+        await sleep(30);
+        expect(none).toEqual([]);
+        await ms.create(widget('r4'));
+        await waitFor(() => none.length === 1, 'live event after resume at head');
+        expect(none[0]!.object.metadata.name).toBe('r4');
+        unsub3();
+      });
+
+      it('an unknown resourceVersion throws Expired', async () => {
+        const ms = await store.model(makeModel());
+        await ms.create(widget('x'));
+        expectSyncStoreError(() => ms.watch('bogus', () => {}), 'Expired');
+        expectSyncStoreError(() => ms.watch('999999999999', () => {}), 'Expired');
+      });
+    });
+
+    // Last: closes the original store.
+    it('keeps data across close and reopen', async (ctx) => {
+      if (!h.reopen) return ctx.skip();
+      const m = makeModel();
+      const ms = await store.model(m);
+      const a1 = await ms.create(widget('pa', { slug: 'pa', color: 'red', tags: ['k'] }, { labels: { app: 'web' } }));
+      const a2 = bump(a1, { slug: 'pa', color: 'blue', tags: ['k'] });
+      await ms.update(a2, 1);
+      await ms.create(widget('pb', { slug: 'pb', color: 'red' }));
+      await ms.create(widget('pc', { slug: 'pc' }));
+      await ms.remove('pc', 1);
+
+      await store.close();
+      reopened = await h.reopen();
+      const again = await reopened.model(m);
+      expect(await again.get('pa')).toEqual(a2);
+      expect(await again.get('pc')).toBeNull();
+      expect(names(await again.list(query([req('spec.color', 'in', ['red'])])))).toEqual(['pb']);
+      expect(names(await again.list(query([req('metadata.labels', 'in', ['app=web'])])))).toEqual(['pa']);
+      expect(names(await again.list(query([], [{ index: 'spec.color', direction: 'asc' }])))).toEqual(['pa', 'pb']);
+      await expectStoreError(again.create(widget('pz', { slug: 'pb' })), 'UniqueViolation', 'spec.slug');
+      await expectStoreError(again.update(bump(a1, {}), 1), 'Conflict');
+      await again.update(bump(a2, { slug: 'pa', color: 'green' }), 2);
+      expect((await again.get('pa'))?.metadata.version).toBe(3);
+      await again.create(widget('pc', { slug: 'pc' }));
+    });
+  });
+}
