@@ -1,6 +1,15 @@
+import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
+const require = createRequire(import.meta.url);
+
 export default defineConfig({
+  resolve: {
+    // graphql 16 ships CJS (`main`) and ESM (`module`). Node resolves dependencies such as
+    // @graphql-tools to the CJS build, Vite would give our sources the ESM one: two realms.
+    // Point our imports at the same file Node uses.
+    alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     // Starts FerretDB (built once from the Go module proxy) unless MONGODB_URL is set.

@@ -3,12 +3,15 @@
  * field by build-schema.ts. `applyAuthDirective` wraps each such field's `resolve` (queries,
  * mutations) or `subscribe` (subscriptions: checked once, before the stream opens) with a call
  * to the request's Authorizer; a denial is a FORBIDDEN error and the resolver never runs.
+ * Being the outermost wrapper of every generated field, it also turns ApiErrors into GraphQL
+ * errors (errors.ts).
  */
 import { buildSchema, defaultFieldResolver, type GraphQLDirective, type GraphQLSchema } from 'graphql';
 import { getDirective, MapperKind, mapSchema } from '@graphql-tools/utils';
 import { Forbidden } from '../errors/index.js';
 import type { Attributes } from '../rbac/authorizer.js';
 import type { GraphQLContext } from './context.js';
+import { toGraphQLError } from './errors.js';
 
 export const AUTH_DIRECTIVE_SDL = /* GraphQL */ `
 """
@@ -71,8 +74,12 @@ export function applyAuthDirective(schema: GraphQLSchema): GraphQLSchema {
         return {
           ...field,
           subscribe: async (source, args, ctx: GraphQLContext, info) => {
-            await check(spec, args, ctx);
-            return subscribe(source, args, ctx, info);
+            try {
+              await check(spec, args, ctx);
+              return await subscribe(source, args, ctx, info);
+            } catch (err) {
+              throw toGraphQLError(err);
+            }
           },
         };
       }
@@ -80,8 +87,12 @@ export function applyAuthDirective(schema: GraphQLSchema): GraphQLSchema {
       return {
         ...field,
         resolve: async (source, args, ctx: GraphQLContext, info) => {
-          await check(spec, args, ctx);
-          return resolve(source, args, ctx, info);
+          try {
+            await check(spec, args, ctx);
+            return await resolve(source, args, ctx, info);
+          } catch (err) {
+            throw toGraphQLError(err);
+          }
         },
       };
     },

@@ -3,17 +3,17 @@
  *
  *  - ApiError (from the operations, the @auth directive, authentication) → its message with
  *    `extensions.code` = the ApiError code, plus `extensions.errors` (field errors) for INVALID.
+ *    The @auth wrapper and the context factory convert with `toGraphQLError`, so client
+ *    mistakes reach the response without being logged as server errors.
  *  - GraphQL's own errors (syntax, validation, variable coercion, limits) pass unchanged.
- *  - Anything else is masked: "Internal server error." with code INTERNAL, never a stack.
- *
- * Errors raised before execution (authentication in the context factory) also carry
- * `extensions.http.status` so the HTTP response gets that status (401); graphql-yoga strips
- * `http` from the body.
+ *  - Anything else is masked by `maskError`: "Internal server error." with code INTERNAL,
+ *    never a stack (graphql-yoga logs the original).
  */
 import { GraphQLError, type GraphQLErrorExtensions } from 'graphql';
 import { ApiError, type ErrorCode } from '../errors/index.js';
 
 export const INTERNAL_MESSAGE = 'Internal server error.';
+export const WWW_AUTHENTICATE = 'Basic realm="svc", Bearer';
 
 export function apiErrorExtensions(err: ApiError): GraphQLErrorExtensions {
   const extensions: GraphQLErrorExtensions = { code: err.code };
@@ -26,6 +26,23 @@ export function graphQLError(message: string, code: ErrorCode, extra: GraphQLErr
   return new GraphQLError(message, { extensions: { code, ...extra } });
 }
 
+/**
+ * ApiError → GraphQL error; anything else is returned unchanged (for maskError). With
+ * `request: true` (errors before execution) the HTTP status follows the error, e.g. 401.
+ */
+export function toGraphQLError(err: unknown, opts: { request?: boolean } = {}): unknown {
+  if (!(err instanceof ApiError)) return err;
+  const extensions = apiErrorExtensions(err);
+  if (opts.request) {
+    // graphql-yoga turns this into the response status/headers and strips it from the body.
+    extensions.http = {
+      status: err.status,
+      ...(err.status === 401 ? { headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } } : {}),
+    };
+  }
+  return new GraphQLError(err.message, { extensions });
+}
+
 /** The innermost non-GraphQL error behind a (possibly wrapped) GraphQL error, if any. */
 function rootCause(err: GraphQLError): unknown {
   let cur: unknown = err;
@@ -34,8 +51,8 @@ function rootCause(err: GraphQLError): unknown {
 }
 
 /**
- * graphql-yoga's `maskedErrors.maskError` (also applied to graphql-ws results, which run
- * through the same envelop chain).
+ * graphql-yoga's `maskedErrors.maskError`, applied to HTTP and graphql-ws results alike (both
+ * run through the same envelop chain). Returning the error unchanged means "not masked".
  */
 export function maskError(error: unknown): Error {
   if (error instanceof GraphQLError) {
@@ -47,14 +64,7 @@ export function maskError(error: unknown): Error {
     }
     return new GraphQLError(INTERNAL_MESSAGE, { ...located, extensions: { code: 'INTERNAL' } });
   }
-  if (error instanceof ApiError) {
-    // Thrown outside execution (context building): let the HTTP status follow.
-    const extensions = apiErrorExtensions(error);
-    extensions.http = {
-      status: error.status,
-      ...(error.status === 401 ? { headers: { 'WWW-Authenticate': 'Basic realm="svc", Bearer' } } : {}),
-    };
-    return new GraphQLError(error.message, { extensions });
-  }
+  const converted = toGraphQLError(error, { request: true });
+  if (converted instanceof GraphQLError) return converted;
   return new GraphQLError(INTERNAL_MESSAGE, { extensions: { code: 'INTERNAL' } });
 }

@@ -193,6 +193,8 @@ class ModelTypeBuilder {
     const names = modelNames(model);
     this.base = names.type;
     this.inputName = names.input;
+    // Reserved for build-schema.ts's envelope types; a `$defs/List` becomes `…List2`.
+    this.taken.add(names.list).add(names.watchEvent);
   }
 
   build(): ModelTypes {
@@ -413,9 +415,19 @@ function forceFields(created: GraphQLNamedType[]): void {
   }
 }
 
-/** Builds the GraphQL types of one model from its JSON Schema. */
+const cache = new WeakMap<Model, ModelTypes>();
+
+/**
+ * The GraphQL types of one model, built from its JSON Schema once per registered Model (models
+ * are immutable; GraphQL types may be shared by successive schemas).
+ */
 export function buildModelTypes(model: Model): ModelTypes {
-  return new ModelTypeBuilder(model).build();
+  let types = cache.get(model);
+  if (!types) {
+    types = new ModelTypeBuilder(model).build();
+    cache.set(model, types);
+  }
+  return types;
 }
 
 /**

@@ -485,6 +485,126 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
         expect([names(r), r.total]).toEqual([['a', 'e'], 4]);
         r = await page(0, 1, [req('spec.color', 'in', ['none'])]);
         expect([names(r), r.total]).toEqual([[], 0]);
+        r = await page(1, 2, [req('spec.tags', 'in', ['x', 'y'])]); // b a d
+        expect([names(r), r.total]).toEqual([['a', 'd'], 3]);
+        r = await page(0, 1, [req('spec.color', 'in', ['green'])]);
+        expect([names(r), r.total]).toEqual([['e'], 1]);
+        r = await page(1, 1, [req('metadata.labels', 'notin', ['app=web']), req('spec.tags', 'notin', ['z'])]); // b e
+        expect([names(r), r.total]).toEqual([['e'], 2]);
+      });
+    });
+
+    describe('list: generated data against a reference implementation', () => {
+      // Deterministic pseudo-random data, so a failure reproduces.
+      let seed = 42;
+      const rnd = (n: number) => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed % n;
+      };
+      const pick = <T>(xs: T[]) => xs[rnd(xs.length)]!;
+      const COLORS = ['red', 'green', 'blue', 'cyan'];
+      const TAGS = ['t0', 't1', 't2', 't3', 't4', 't5'];
+      const model = makeModel();
+      let ms: ModelStore;
+      const objects: ApiObject[] = [];
+
+      beforeAll(async () => {
+        ms = await store.model(model);
+        for (let i = 0; i < 200; i++) {
+          const labels: Record<string, string> = {};
+          if (rnd(4)) labels.app = pick(['web', 'db', 'cache']);
+          if (rnd(3) === 0) labels.tier = pick(['front', 'back']);
+          const s: WidgetSpec = {};
+          if (rnd(5)) s.color = pick(COLORS);
+          const tags = Array.from({ length: rnd(4) }, () => pick(TAGS));
+          if (tags.length || rnd(2)) s.tags = tags;
+          const ts = `2024-01-01T00:${String(rnd(60)).padStart(2, '0')}:00Z`; // many ties
+          objects.push(await ms.create(widget(`g-${String(rnd(100000)).padStart(5, '0')}-${i}`, s, { labels, ts })));
+        }
+      });
+
+      /** What the store must answer, computed from the objects and model.indexValues. */
+      function reference(q: StoreQuery): string[] {
+        const vals = (o: ApiObject, index: string) => model.indexValues(o)[index] ?? [];
+        const matches = (o: ApiObject, r: IndexRequirement) => {
+          const v = vals(o, r.index);
+          if (r.op === 'in') return v.some((x) => r.values.includes(x));
+          if (r.op === 'notin') return !v.some((x) => r.values.includes(x));
+          return r.op === 'exists' ? v.length > 0 : v.length === 0;
+        };
+        const key = (o: ApiObject, index: string) => [...vals(o, index)].sort()[0]; // ASCII data
+        const cmp = (a: ApiObject, b: ApiObject) => {
+          for (const t of q.sort) {
+            const [x, y] = [key(a, t.index), key(b, t.index)];
+            if (x === y) continue;
+            // missing first ascending, last descending
+            const c = x === undefined ? -1 : y === undefined ? 1 : x < y ? -1 : 1;
+            return t.direction === 'asc' ? c : -c;
+          }
+          return 0;
+        };
+        return objects
+          .filter((o) => q.where.every((r) => matches(o, r)))
+          .sort(cmp)
+          .map((o) => o.metadata.name);
+      }
+
+      const wheres: IndexRequirement[][] = [
+        [],
+        [req('metadata.labels', 'in', ['app=web'])],
+        [req('metadata.labels', 'in', ['app'])],
+        [req('metadata.labels', 'notin', ['app=db'])],
+        [req('metadata.labels', 'notin', ['tier'])],
+        [req('metadata.labels', 'in', ['tier=front', 'app=cache'])],
+        [req('spec.tags', 'in', ['t1'])],
+        [req('spec.tags', 'in', ['t1', 't2', 't3'])],
+        [req('spec.tags', 'notin', ['t0', 't5'])],
+        [req('spec.tags', 'exists'), req('spec.color', 'notexists')],
+        [req('spec.color', 'in', ['red', 'cyan']), req('metadata.labels', 'notin', ['tier=back'])],
+        [req('metadata.labels', 'in', ['app=web']), req('spec.tags', 'in', ['t2', 't4']), req('spec.color', 'exists')],
+        [req('metadata.labels', 'in', ['app']), req('spec.tags', 'notin', ['t3'])],
+      ];
+      const sorts: SortTerm[][] = [
+        [byName],
+        [{ index: 'metadata.creationTimestamp', direction: 'desc' }, byName],
+        [{ index: 'spec.color', direction: 'asc' }, { index: 'metadata.name', direction: 'desc' }],
+        [{ index: 'spec.tags', direction: 'desc' }, byName],
+        [{ index: 'metadata.labels', direction: 'asc' }, { index: 'spec.tags', direction: 'asc' }, byName],
+      ];
+
+      it('full lists match the reference for every requirement and sort', async () => {
+        for (const where of wheres) {
+          for (const sort of sorts) {
+            const q: StoreQuery = { where, sort, offset: 0 };
+            const want = reference(q);
+            const got = await ms.list(q);
+            expect(names(got), JSON.stringify(q)).toEqual(want);
+            expect(got.total).toBe(want.length);
+          }
+        }
+      });
+
+      it('every window is the matching slice, with the full total', async () => {
+        const windows: [number, number][] = [
+          [0, 1],
+          [0, 10],
+          [3, 7],
+          [40, 25],
+          [150, 100],
+          [199, 5],
+          [0, 1000],
+        ];
+        for (const where of wheres) {
+          for (const sort of sorts.slice(0, 3)) {
+            const want = reference({ where, sort, offset: 0 });
+            for (const [offset, limit] of windows) {
+              const q: StoreQuery = { where, sort, offset, limit };
+              const got = await ms.list(q);
+              expect(names(got), JSON.stringify(q)).toEqual(want.slice(offset, offset + limit));
+              expect(got.total, JSON.stringify(q)).toBe(want.length);
+            }
+          }
+        }
       });
     });
 

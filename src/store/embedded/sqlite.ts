@@ -44,6 +44,9 @@ export function openDatabase(dataDir: string, busyTimeoutMs: number): DB {
     if (mode !== 'wal') throw new StoreError('Unavailable', `cannot enable WAL (journal_mode=${String(mode)})`);
     db.pragma('synchronous = NORMAL');
     db.pragma('temp_store = MEMORY');
+    // Planner statistics for long-lived connections (SQLite's recommendation), bounded in cost.
+    db.pragma('analysis_limit = 1000');
+    db.pragma('optimize = 0x10002');
     return db;
   });
 }

@@ -20,9 +20,10 @@ import type { IndexBuildProgress, IndexDescriptor, StorageModel } from '../types
 export const MODELS_COLLECTION = '_svc_models';
 export const BATCH_SIZE = 500;
 
+/** An array, not a map: index names contain `.`, which is not allowed in field names. */
 export interface ModelRecord {
   _id: string;
-  indexes: Record<string, { fingerprint: string; unique: boolean }>;
+  indexes: { name: string; fingerprint: string; unique: boolean }[];
 }
 
 type Named = IndexDescription & { name: string };
@@ -77,7 +78,9 @@ export async function syncModel(
   const { objects, claims, models } = ctx;
   await reconcile(objects, physicalIndexes(model));
 
-  const stored = (await models.findOne({ _id: model.key }))?.indexes ?? {};
+  const stored: Record<string, ModelRecord['indexes'][number]> = Object.fromEntries(
+    ((await models.findOne({ _id: model.key }))?.indexes ?? []).map((r) => [r.name, r]),
+  );
   const current = secondaryIndexes(model);
   const rebuild = current.filter((d) => stored[d.name]?.fingerprint !== d.fingerprint);
   // Unique indexes whose claims must be (re)made: values changed, or newly unique.
@@ -96,8 +99,7 @@ export async function syncModel(
 
   if (rebuild.length || reclaim.length) await rebuildValues(ctx, model, rebuild, reclaim, onProgress);
 
-  const record: ModelRecord['indexes'] = {};
-  for (const d of current) record[d.name] = { fingerprint: d.fingerprint, unique: d.unique };
+  const record = current.map((d) => ({ name: d.name, fingerprint: d.fingerprint, unique: d.unique }));
   await models.replaceOne({ _id: model.key }, { indexes: record }, { upsert: true });
 }
 

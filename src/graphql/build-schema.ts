@@ -1,0 +1,229 @@
+/**
+ * Builds the gateway's GraphQL schema from the registered models (CONTRACT §5): per model a
+ * get and a list query, five mutations and a watch subscription, each carrying `@auth`; plus
+ * `me`. The result is already wrapped by the @auth implementation.
+ *
+ * List arguments: `page: Int`, `size: Int`, and `sort`, `labelSelector`, `fieldSelector` as
+ * `[String!]`, repeatable like the REST query parameters (a single string is accepted too,
+ * by GraphQL list coercion); terms inside one string are comma-separated as in REST.
+ */
+import {
+  GraphQLBoolean,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLSchema,
+  GraphQLString,
+  specifiedDirectives,
+  type GraphQLFieldConfigMap,
+  type GraphQLNamedType,
+  type GraphQLNullableType,
+} from 'graphql';
+import type { ModelEntry } from '../operations/index.js';
+import type { Model } from '../registry/model.js';
+import { applyAuthDirective, authDirective, authExtensions, type AuthSpec } from './auth-directive.js';
+import type { GraphQLContext } from './context.js';
+import { buildModelTypes, type ModelTypes } from './json-schema-types.js';
+import { describeModel, GRAPHQL_NAME, modelNames, rootFieldNames, type ModelNames } from './naming.js';
+import { meResolver, modelResolvers, type CallerDescription } from './resolvers.js';
+import { JSONScalar, MeType, ObjectMetaInputType, ObjectMetaType, SHARED_TYPE_NAMES, WatchEventTypeEnum } from './shared-types.js';
+
+export class SchemaNameClash extends Error {
+  override name = 'SchemaNameClash';
+}
+
+type Fields = GraphQLFieldConfigMap<unknown, GraphQLContext>;
+
+const nonNull = <T extends GraphQLNullableType>(t: T) => new GraphQLNonNull(t);
+const stringList = new GraphQLList(nonNull(GraphQLString));
+const byIdentity = (a: Model, b: Model) =>
+  a.group.localeCompare(b.group) || a.version.localeCompare(b.version) || a.kind.localeCompare(b.kind);
+
+/** The types a model adds besides those derived from its JSON Schema. */
+function envelopeTypes(names: ModelNames, types: ModelTypes) {
+  const list = new GraphQLObjectType({
+    name: names.list,
+    description: 'One page of a list (CONTRACT §4 ListResult).',
+    fields: {
+      page: { type: nonNull(GraphQLInt), description: '1-based page number; 0 when size was omitted.' },
+      size: { type: nonNull(GraphQLInt) },
+      total: { type: nonNull(GraphQLInt), description: 'Matches across all pages.' },
+      totalPages: { type: nonNull(GraphQLInt) },
+      first: { type: nonNull(GraphQLBoolean) },
+      last: { type: nonNull(GraphQLBoolean) },
+      hasNext: { type: nonNull(GraphQLBoolean) },
+      hasPrevious: { type: nonNull(GraphQLBoolean) },
+      items: { type: nonNull(new GraphQLList(nonNull(types.output))) },
+      resourceVersion: {
+        type: nonNull(GraphQLString),
+        description: 'Change-feed position the list was read at; pass it to the watch subscription to resume without a gap.',
+      },
+    },
+  });
+  const watchEvent = new GraphQLObjectType({
+    name: names.watchEvent,
+    fields: {
+      type: { type: nonNull(WatchEventTypeEnum) },
+      object: { type: types.output, description: 'The object as of the event; null for BOOKMARK.' },
+      resourceVersion: { type: nonNull(GraphQLString), description: 'Position of the event in the change feed (opaque).' },
+    },
+  });
+  return { list, watchEvent };
+}
+
+/** The GraphQL names a model occupies: root fields and named types. */
+function inventory(model: Model): { fields: string[]; types: string[] } {
+  const names = modelNames(model);
+  const roots = rootFieldNames(names);
+  // Every generated type name starts with names.type, so checking it and the root fields
+  // first keeps graphql-js from failing with a less helpful message while building types.
+  for (const name of [names.type, ...roots.map((f) => f.name)]) {
+    if (!GRAPHQL_NAME.test(name)) {
+      throw new SchemaNameClash(`${describeModel(model)}: "${name}" is not a valid GraphQL name`);
+    }
+  }
+  const fields = roots.map((f) => `${f.root}.${f.name}`);
+  const types = [...buildModelTypes(model).namedTypes().map((t) => t.name), names.list, names.watchEvent];
+  return { fields, types };
+}
+
+/**
+ * Refuses a set of models in which two would get the same GraphQL type or field name, or a
+ * model whose names are not valid GraphQL names. Throws SchemaNameClash with a clear message.
+ * Meant for `Registry.addCheck`, and run again by every schema build.
+ */
+export function checkNames(models: readonly Model[]): void {
+  const owners = new Map<string, Model>();
+  for (const model of [...models].sort(byIdentity)) {
+    const { fields, types } = inventory(model);
+    for (const entry of [...fields, ...types.map((t) => `type ${t}`)]) {
+      const name = entry.startsWith('type ') ? entry.slice(5) : entry.slice(entry.indexOf('.') + 1);
+      if (entry.startsWith('type ') && SHARED_TYPE_NAMES.has(name)) {
+        throw new SchemaNameClash(`${describeModel(model)}: GraphQL type ${name} is reserved by the gateway`);
+      }
+      const other = owners.get(entry);
+      if (other && other !== model) {
+        const what = entry.startsWith('type ') ? `GraphQL type ${name}` : `GraphQL field ${entry}`;
+        throw new SchemaNameClash(
+          `${describeModel(model)} and ${describeModel(other)} would both define ${what}; change the kind, singular or plural of one of them`,
+        );
+      }
+      owners.set(entry, model);
+    }
+  }
+}
+
+function authFor(model: Model, verb: string, subresource?: string): { extensions: ReturnType<typeof authExtensions> } {
+  const spec: AuthSpec = { verb, resource: model.plural, group: model.group, version: model.version };
+  if (subresource) spec.subresource = subresource;
+  return { extensions: authExtensions(spec) };
+}
+
+export interface BuildOptions {
+  /** Resolves the caller's roles and UI permissions for `me` (default: the caller's own roles, no UI permissions). */
+  describeCaller?: (caller: GraphQLContext['caller']) => Promise<CallerDescription>;
+}
+
+/** Builds the schema for these entries. Throws SchemaNameClash on a name clash. */
+export function buildGatewaySchema(entries: readonly ModelEntry[], opts: BuildOptions = {}): GraphQLSchema {
+  const sorted = [...entries].sort((a, b) => byIdentity(a.model, b.model));
+  checkNames(sorted.map((e) => e.model));
+
+  const query: Fields = {
+    me: { type: nonNull(MeType), description: 'The caller.', resolve: meResolver(opts.describeCaller) },
+  };
+  const mutation: Fields = {};
+  const subscription: Fields = {};
+  const extraTypes: GraphQLNamedType[] = [JSONScalar, ObjectMetaType, ObjectMetaInputType, WatchEventTypeEnum];
+
+  for (const entry of sorted) {
+    const { model } = entry;
+    const names = modelNames(model);
+    const types = buildModelTypes(model);
+    const { list, watchEvent } = envelopeTypes(names, types);
+    const r = modelResolvers(entry, { object: types.input, status: types.statusInput });
+    const T = types.output;
+    const name = { name: { type: nonNull(GraphQLString) } };
+    const kind = `${model.kind} (${model.apiVersion})`;
+
+    query[names.queries.get] = {
+      type: T,
+      description: `One ${kind} by name, or null.`,
+      args: name,
+      resolve: r.get,
+      ...authFor(model, 'get'),
+    };
+    query[names.queries.list] = {
+      type: nonNull(list),
+      description: `Lists ${model.plural} (${model.apiVersion}). sort: "field,asc|desc"; selectors as in REST; each repeatable.`,
+      args: {
+        page: { type: GraphQLInt, description: '1-based page number.' },
+        size: { type: GraphQLInt, description: 'Objects per page; all when omitted.' },
+        sort: { type: stringList, description: '`field,asc|desc` on indexed fields; repeatable.' },
+        labelSelector: { type: stringList, description: 'Label selector terms, comma-separated; repeatable (ANDed).' },
+        fieldSelector: { type: stringList, description: 'Field selector terms on indexed fields; repeatable (ANDed).' },
+      },
+      resolve: r.list,
+      ...authFor(model, 'list'),
+    };
+    mutation[names.mutations.create] = {
+      type: nonNull(T),
+      description: `Creates a ${kind}.`,
+      args: { object: { type: nonNull(types.input) } },
+      resolve: r.create,
+      ...authFor(model, 'create'),
+    };
+    mutation[names.mutations.update] = {
+      type: nonNull(T),
+      description: `Replaces a ${kind}; object.metadata.version must be the stored version.`,
+      args: { ...name, object: { type: nonNull(types.input) } },
+      resolve: r.update,
+      ...authFor(model, 'update'),
+    };
+    mutation[names.mutations.patch] = {
+      type: nonNull(T),
+      description: `Applies a JSON merge patch (RFC 7396) to a ${kind}.`,
+      args: { ...name, patch: { type: nonNull(JSONScalar) } },
+      resolve: r.patch,
+      ...authFor(model, 'patch'),
+    };
+    mutation[names.mutations.delete] = {
+      type: nonNull(T),
+      description: `Deletes a ${kind}; returns it as it stands (deletionTimestamp set).`,
+      args: name,
+      resolve: r.delete,
+      ...authFor(model, 'delete'),
+    };
+    mutation[names.mutations.updateStatus] = {
+      type: nonNull(T),
+      description: `Replaces the status of a ${kind}; with \`version\`, only if it is the stored version.`,
+      args: { ...name, status: { type: types.statusInput }, version: { type: GraphQLInt } },
+      resolve: r.updateStatus,
+      ...authFor(model, 'update', 'status'),
+    };
+    subscription[names.subscriptions.watch] = {
+      type: nonNull(watchEvent),
+      description: `Changes of ${model.plural} (${model.apiVersion}); without resourceVersion it opens with ADDED for every match.`,
+      args: {
+        labelSelector: { type: stringList },
+        fieldSelector: { type: stringList },
+        resourceVersion: { type: GraphQLString, description: 'Resume after this position (from a list or an event).' },
+      },
+      subscribe: r.watch.subscribe,
+      resolve: r.watch.resolve as Fields[string]['resolve'],
+      ...authFor(model, 'watch'),
+    };
+  }
+
+  const schema = new GraphQLSchema({
+    query: new GraphQLObjectType({ name: 'Query', fields: query }),
+    mutation: Object.keys(mutation).length ? new GraphQLObjectType({ name: 'Mutation', fields: mutation }) : undefined,
+    subscription: Object.keys(subscription).length
+      ? new GraphQLObjectType({ name: 'Subscription', fields: subscription })
+      : undefined,
+    types: extraTypes,
+    directives: [...specifiedDirectives, authDirective],
+  });
+  return applyAuthDirective(schema);
+}

@@ -1,0 +1,110 @@
+/**
+ * Request-shape limits, checked before execution (HTTP and WebSocket alike, as an envelop
+ * plugin): tokens while parsing, depth and aliases while validating. A violation is a
+ * GraphQL error with `extensions.code: BAD_REQUEST` (HTTP 400).
+ */
+import {
+  GraphQLError,
+  Kind,
+  type ASTVisitor,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+export interface Limits {
+  /** Deepest field nesting of an operation (fragments expanded); `{ a { b } }` is 2. */
+  maxDepth: number;
+  /** Lexical tokens of a document. */
+  maxTokens: number;
+  /** Aliased fields in a document. */
+  maxAliases: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliases: 30 };
+
+const limitError = (message: string, nodes?: GraphQLError['nodes']) =>
+  new GraphQLError(message, { nodes, extensions: { code: 'BAD_REQUEST' } });
+
+/** Depth of a selection set; fragment depths are memoised, spread cycles count as 0. */
+function depthOf(
+  set: SelectionSetNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  memo: Map<string, number>,
+): number {
+  let max = 0;
+  for (const sel of set.selections) {
+    let d = 0;
+    if (sel.kind === Kind.FIELD) d = 1 + (sel.selectionSet ? depthOf(sel.selectionSet, fragments, memo) : 0);
+    else if (sel.kind === Kind.INLINE_FRAGMENT) d = depthOf(sel.selectionSet, fragments, memo);
+    else {
+      const name = sel.name.value;
+      const known = memo.get(name);
+      if (known !== undefined) d = known;
+      else {
+        const fragment = fragments.get(name);
+        memo.set(name, 0); // cycle guard; NoFragmentCyclesRule reports the cycle itself
+        d = fragment ? depthOf(fragment.selectionSet, fragments, memo) : 0;
+        memo.set(name, d);
+      }
+    }
+    if (d > max) max = d;
+  }
+  return max;
+}
+
+export function maxDepthRule(maxDepth: number): ValidationRule {
+  return function MaxDepthRule(context: ValidationContext): ASTVisitor {
+    const fragments = new Map<string, FragmentDefinitionNode>();
+    for (const def of context.getDocument().definitions) {
+      if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+    }
+    const memo = new Map<string, number>();
+    return {
+      OperationDefinition(node) {
+        const depth = depthOf(node.selectionSet, fragments, memo);
+        if (depth > maxDepth) {
+          const op = node.name ? `Operation "${node.name.value}"` : 'The operation';
+          context.reportError(limitError(`${op} is ${depth} levels deep; the maximum is ${maxDepth}.`, [node]));
+        }
+      },
+    };
+  };
+}
+
+export function maxAliasesRule(maxAliases: number): ValidationRule {
+  return function MaxAliasesRule(context: ValidationContext): ASTVisitor {
+    let count = 0;
+    return {
+      Field(node) {
+        if (node.alias && ++count === maxAliases + 1) {
+          context.reportError(limitError(`The document uses more than ${maxAliases} aliases.`, [node]));
+        }
+      },
+    };
+  };
+}
+
+/** The envelop/yoga plugin applying the limits. */
+export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
+  const rules = [maxDepthRule(limits.maxDepth), maxAliasesRule(limits.maxAliases)];
+  return {
+    onParse({ parseFn, setParseFn }) {
+      setParseFn((source, options) => {
+        try {
+          return parseFn(source, { ...options, maxTokens: limits.maxTokens });
+        } catch (e) {
+          if (e instanceof GraphQLError && /tokens/.test(e.message) && e.message.includes(String(limits.maxTokens))) {
+            throw limitError(`The document has more than ${limits.maxTokens} tokens.`);
+          }
+          throw e;
+        }
+      });
+    },
+    onValidate({ addValidationRule }) {
+      for (const rule of rules) addValidationRule(rule);
+    },
+  };
+}

@@ -1,0 +1,233 @@
+/**
+ * The `/graphql` endpoint: graphql-yoga for GraphQL over HTTP (GET and POST) and graphql-ws on
+ * the same path for WebSocket, both through yoga's envelop chain (schema, limits, error
+ * masking, context). The schema is rebuilt when the registry changes and swapped atomically:
+ * each request takes the schema current when it starts and keeps it to the end.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { toApiError, Unauthenticated } from '../errors/index.js';
+import type { ModelEntry } from '../operations/index.js';
+import type { Authorizer, Caller } from '../rbac/authorizer.js';
+import type { Model } from '../registry/model.js';
+import { toProblem } from '../rest/problem.js';
+import { buildGatewaySchema, checkNames, type BuildOptions } from './build-schema.js';
+import type { GraphQLContext } from './context.js';
+import { maskError, toGraphQLError, WWW_AUTHENTICATE } from './errors.js';
+import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
+
+/** What the GraphQL layer needs from the registry (registry/registry.ts satisfies it). */
+export interface RegistryView {
+  entries(): ModelEntry[];
+  onChange(listener: () => void): () => void;
+  /** When present, `checkNames` is installed so clashing models are refused at registration. */
+  addCheck?(check: (models: Model[]) => void): void;
+}
+
+export interface GraphQLOptions extends BuildOptions {
+  registry: RegistryView;
+  authorizer: Authorizer;
+  /** Credentials → caller; throws Unauthenticated on wrong credentials, anonymous without any. */
+  authenticate(authorization: string | undefined): Promise<Caller>;
+  limits?: Partial<Limits>;
+  /** graphql-yoga logging (default: yoga's console logger). */
+  logging?: boolean | YogaLogger;
+  /** Serve GraphiQL on GET /graphql with Accept: text/html (default true). */
+  graphiql?: boolean;
+}
+
+export interface GraphQLEndpoint {
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** The schema requests are served with now. */
+  schema(): GraphQLSchema;
+  close(): Promise<void>;
+}
+
+/** Holds the current schema; rebuilt lazily (at most once per burst of registry changes). */
+class SchemaHolder {
+  private schema: GraphQLSchema | undefined;
+  private dirty = true;
+
+  constructor(
+    private readonly build: () => GraphQLSchema,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  invalidate(): void {
+    if (this.dirty) return;
+    this.dirty = true;
+    queueMicrotask(() => {
+      try {
+        this.current();
+      } catch {
+        // reported by current()
+      }
+    });
+  }
+
+  current(): GraphQLSchema {
+    if (this.dirty) {
+      this.dirty = false;
+      try {
+        this.schema = this.build();
+      } catch (err) {
+        // Keep serving the previous schema; without one there is nothing to serve.
+        this.onError(err);
+        if (!this.schema) {
+          this.dirty = true;
+          throw err;
+        }
+      }
+    }
+    return this.schema!;
+  }
+}
+
+/** Sets the current schema on every envelop (HTTP request or WebSocket operation). */
+const useCurrentSchema = (holder: SchemaHolder): Plugin => ({
+  onPluginInit({ setSchema }) {
+    setSchema(holder.current());
+  },
+  onEnveloped({ setSchema }) {
+    setSchema(holder.current());
+  },
+});
+
+/** Refuses a WebSocket upgrade with the same problem+json body REST errors have. */
+function rejectUpgrade(socket: Duplex, thrown: unknown): void {
+  const err = toApiError(thrown);
+  const body = JSON.stringify(toProblem(err, '/graphql'));
+  socket.end(
+    `HTTP/1.1 ${err.status} ${err.title}\r\n` +
+      (err.status === 401 ? `WWW-Authenticate: ${WWW_AUTHENTICATE}\r\n` : '') +
+      'Content-Type: application/problem+json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
+  const { registry, authorizer, authenticate } = options;
+  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  registry.addCheck?.(checkNames);
+
+  let logError: (err: unknown) => void = (err) => console.error(err);
+  const holder = new SchemaHolder(
+    () => buildGatewaySchema(registry.entries(), { describeCaller: options.describeCaller }),
+    (err) => logError(err),
+  );
+  const unsubscribe = registry.onChange(() => holder.invalidate());
+
+  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: options.graphiql ?? true,
+    cors: false,
+    logging: options.logging ?? true,
+    maskedErrors: { maskError: (error) => maskError(error), isDev: false },
+    parserAndValidationCache: true,
+    plugins: [useCurrentSchema(holder), useLimits(limits)],
+    context: async (initial): Promise<GraphQLContext> => {
+      // WebSocket operations arrive with the caller resolved at connection time.
+      const known = (initial as { caller?: Caller }).caller;
+      if (known) return { caller: known, authorizer };
+      const header = initial.request.headers.get('authorization') ?? undefined;
+      try {
+        return { caller: await authenticate(header), authorizer };
+      } catch (err) {
+        throw toGraphQLError(err, { request: true });
+      }
+    },
+  });
+  logError = (err) => yoga.logger.error(err);
+
+  // --- graphql-ws on the same path -------------------------------------------------------
+  const wss = new WebSocketServer({ noServer: true });
+  /** Caller from the upgrade request's Authorization header (when it had one). */
+  const upgradeCallers = new WeakMap<WebSocket, Caller>();
+  /** Caller of an acknowledged connection. */
+  const callers = new WeakMap<WebSocket, Caller>();
+  /** The envelop functions of each operation, keyed by its execution arguments. */
+  const engines = new WeakMap<ExecutionArgs, Pick<ReturnType<typeof yoga.getEnveloped>, 'execute' | 'subscribe'>>();
+
+  const wsServer = useServer<Record<string, unknown> | undefined, { socket: WebSocket; request: IncomingMessage }>(
+    {
+      onConnect: async (ctx) => {
+        const param = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
+        try {
+          const caller =
+            typeof param === 'string'
+              ? await authenticate(param)
+              : (upgradeCallers.get(ctx.extra.socket) ?? (await authenticate(undefined)));
+          callers.set(ctx.extra.socket, caller);
+          return true;
+        } catch (err) {
+          const unauthenticated = err instanceof Unauthenticated;
+          ctx.extra.socket.close(unauthenticated ? 4401 : 4500, unauthenticated ? 'Unauthorized' : 'Internal server error');
+          return false;
+        }
+      },
+      onSubscribe: async (ctx, _id, payload) => {
+        const caller = callers.get(ctx.extra.socket)!;
+        const enveloped = yoga.getEnveloped({
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params: payload,
+          caller,
+        });
+        let document;
+        try {
+          document = enveloped.parse(payload.query);
+        } catch (err) {
+          return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error.')];
+        }
+        const errors = enveloped.validate(enveloped.schema, document);
+        if (errors.length > 0) return errors;
+        const args: ExecutionArgs = {
+          schema: enveloped.schema,
+          document,
+          operationName: payload.operationName,
+          variableValues: payload.variables,
+          contextValue: await enveloped.contextFactory(),
+        };
+        engines.set(args, { execute: enveloped.execute, subscribe: enveloped.subscribe });
+        return args;
+      },
+      execute: (args) => engines.get(args)!.execute(args) as never,
+      subscribe: (args) => engines.get(args)!.subscribe(args) as never,
+    },
+    wss,
+  );
+
+  return {
+    handle: (req, res) => yoga.handle(req, res),
+    handleUpgrade(req, socket, head) {
+      const header = req.headers.authorization;
+      void (async () => {
+        let caller: Caller | undefined;
+        if (header !== undefined) {
+          try {
+            caller = await authenticate(header);
+          } catch (err) {
+            rejectUpgrade(socket, err);
+            return;
+          }
+        }
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          if (caller) upgradeCallers.set(ws, caller);
+          wss.emit('connection', ws, req);
+        });
+      })();
+    },
+    schema: () => holder.current(),
+    async close() {
+      unsubscribe();
+      await wsServer.dispose();
+      await yoga.dispose();
+    },
+  };
+}

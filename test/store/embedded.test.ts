@@ -1,0 +1,251 @@
+/**
+ * The embedded (SQLite) store: the shared contract suite, plus what only this adapter promises
+ * (file layout, WAL durability across kill -9, index-answered query plans, error mapping).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createEmbeddedStore, EmbeddedModelStore } from '../../src/store/embedded/index.js';
+import type { IndexBuildProgress, ModelStore, Store, StoreQuery } from '../../src/store/types.js';
+import { BASE, expectStoreError, ix, makeModel, names, query, req, SIZE, widget } from './contract.js';
+import { runStoreContract } from './contract.js';
+import { crashModel } from './fixtures/embedded-writer.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, '../..');
+
+const tempDirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-embedded-'));
+  tempDirs.push(dir);
+  return dir;
+}
+
+runStoreContract('embedded', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-embedded-contract-'));
+  const store = await createEmbeddedStore({ dataDir: dir });
+  return {
+    store,
+    reopen: () => createEmbeddedStore({ dataDir: dir }),
+    cleanup: async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('embedded store specifics', () => {
+  const open: Store[] = [];
+  const openStore = async (dataDir: string, busyTimeoutMs?: number) => {
+    const s = await createEmbeddedStore(busyTimeoutMs === undefined ? { dataDir } : { dataDir, busyTimeoutMs });
+    open.push(s);
+    return s;
+  };
+  const internals = (ms: ModelStore): EmbeddedModelStore => {
+    expect(ms).toBeInstanceOf(EmbeddedModelStore);
+    return ms as EmbeddedModelStore;
+  };
+
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close();
+    for (const d of tempDirs.splice(0)) await rm(d, { recursive: true, force: true });
+  });
+
+  it('creates the data directory and a WAL-mode svc.sqlite', async () => {
+    const dir = join(await tempDir(), 'not', 'yet', 'there');
+    const store = await openStore(dir);
+    expect(store.kind).toBe('embedded');
+    expect(existsSync(join(dir, 'svc.sqlite'))).toBe(true);
+    const peek = new Database(join(dir, 'svc.sqlite'), { readonly: true });
+    try {
+      expect(peek.pragma('journal_mode', { simple: true })).toBe('wal');
+    } finally {
+      peek.close();
+    }
+  });
+
+  it('acknowledged writes survive kill -9 of the writing process', async () => {
+    const dir = await tempDir();
+    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'fixtures/embedded-writer.ts')], {
+      cwd: repoRoot,
+      env: { ...process.env, SVC_WRITER_DIR: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const acked: string[] = [];
+    let stderr = '';
+    let buf = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<NodeJS.Signals | null>((res) => child.on('exit', (_code, sig) => res(sig)));
+    await new Promise<void>((res, rej) => {
+      child.stdout.on('data', (d: Buffer) => {
+        buf += d.toString();
+        const lines = buf.split('\n');
+        buf = lines.pop()!;
+        for (const l of lines) if (l.startsWith('ack ')) acked.push(l.slice(4));
+        if (acked.length >= 500) {
+          child.kill('SIGKILL'); // mid-stream: the child is still writing
+          res();
+        }
+      });
+      child.on('exit', () => rej(new Error(`writer exited early: ${stderr}`)));
+    });
+    expect(await exited).toBe('SIGKILL');
+
+    const ms = await (await openStore(dir)).model(crashModel);
+    const missing: string[] = [];
+    for (const name of acked) if ((await ms.get(name)) === null) missing.push(name);
+    expect(missing).toEqual([]);
+    const all = await ms.list(query());
+    expect(all.total).toBeGreaterThanOrEqual(acked.length);
+    // index rows were committed with their objects
+    expect(names(await ms.list(query([req('spec.n', 'in', ['499'])])))).toEqual(['t-499']);
+  }, 60_000);
+
+  it('data and model slots survive close and reopen', async () => {
+    const dir = await tempDir();
+    const m1 = makeModel();
+    const m2 = makeModel();
+    let store = await openStore(dir);
+    const a = await store.model(m1);
+    const b = await store.model(m2);
+    await a.create(widget('x', { color: 'red' }));
+    await b.create(widget('y', { color: 'red' }));
+    const slots = [internals(a).layout.slot, internals(b).layout.slot];
+    expect(slots[0]).not.toBe(slots[1]);
+    await store.close();
+    await store.close(); // idempotent
+
+    store = await openStore(dir);
+    const progress: IndexBuildProgress[] = [];
+    const a2 = await store.model(m1, (p) => progress.push(p));
+    const b2 = await store.model(m2, (p) => progress.push(p));
+    expect(progress).toEqual([]); // fingerprints were recorded: nothing rebuilt
+    expect([internals(a2).layout.slot, internals(b2).layout.slot]).toEqual(slots);
+    expect(names(await a2.list(query([req('spec.color', 'in', ['red'])])))).toEqual(['x']);
+    expect(names(await b2.list(query([req('spec.color', 'in', ['red'])])))).toEqual(['y']);
+  });
+
+  it('filtered and sorted pages are answered from indexes', async () => {
+    const store = await openStore(await tempDir());
+    const ms = internals(await store.model(makeModel()));
+    for (let i = 0; i < 300; i++) {
+      await ms.create(
+        widget(
+          `p-${i}`,
+          { slug: `s-${i}`, tags: [`t${i % 5}`, `t${i % 3}`], color: ['red', 'blue', 'green'][i % 3]! },
+          { labels: i % 2 ? { app: 'web' } : { app: 'db' }, ts: new Date(Date.UTC(2024, 0, 1, 0, i)).toISOString() },
+        ),
+      );
+    }
+    const ts = { index: 'metadata.creationTimestamp', direction: 'desc' } as const;
+    const queries: StoreQuery[] = [
+      query([], [ts], 0, 20),
+      query([req('metadata.labels', 'in', ['app=web'])], [ts], 20, 20),
+      query([req('spec.tags', 'in', ['t4']), req('spec.color', 'notin', ['red'])], [ts], 0, 10),
+      query([req('spec.color', 'exists')], [{ index: 'spec.color', direction: 'asc' }], 0, 10),
+      query([req('metadata.labels', 'notin', ['app'])], [], 0, 10),
+    ];
+    for (const q of queries) {
+      const plan = ms.explain(q);
+      // A bare "SCAN <table>" reads every row of the table without an index.
+      const fullScans = plan.filter((l) => /^SCAN (o|i_\d+)$/.test(l.trim()));
+      expect(fullScans, plan.join('\n')).toEqual([]);
+      expect(plan.join('\n')).toMatch(/USING (COVERING )?INDEX|USING PRIMARY KEY/);
+    }
+    // the default list order walks the creationTimestamp index instead of sorting
+    expect(ms.explain(queries[0]!).join('\n')).not.toMatch(/TEMP B-TREE/);
+    // and the plans answer correctly
+    const r = await ms.list(queries[1]!);
+    expect(r.total).toBe(150);
+    expect(names(r)[0]).toBe('p-259');
+  });
+
+  it('a removed index loses its column, values and physical indexes', async () => {
+    const dir = await tempDir();
+    const store = await openStore(dir);
+    const key = makeModel().key;
+    const withSize = internals(await store.model(makeModel([...BASE, ix('spec.size', SIZE.values, { unique: true })], key)));
+    await withSize.create(widget('a', { size: 1 }));
+    const { slot, secondary } = withSize.layout;
+    const k = secondary.find((s) => s.name === 'spec.size')!.k;
+    await store.model(makeModel(BASE, key));
+
+    const peek = new Database(join(dir, 'svc.sqlite'), { readonly: true });
+    try {
+      const cols = (peek.prepare(`PRAGMA table_info(o_${slot})`).all() as { name: string }[]).map((c) => c.name);
+      expect(cols).not.toContain(`s_${k}`);
+      const idx = peek.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)`).all(
+        `x_${slot}_${k}`,
+        `u_${slot}_${k}`,
+      );
+      expect(idx).toEqual([]);
+      expect(peek.prepare(`SELECT COUNT(*) FROM i_${slot} WHERE k = ?`).pluck().get(k)).toBe(0);
+    } finally {
+      peek.close();
+    }
+  });
+
+  it('an interrupted rebuild is redone on the next model()', async () => {
+    const store = await createEmbeddedStore({ dataDir: await tempDir(), rebuildBatchSize: 10 });
+    open.push(store);
+    const key = makeModel().key;
+    const ms = await store.model(makeModel(BASE, key));
+    for (let i = 0; i < 35; i++) await ms.create(widget(`o-${String(i).padStart(2, '0')}`, { size: i }));
+
+    const broken = ix('spec.size', (o) => {
+      if (o.metadata.name === 'o-25') throw new Error('boom');
+      return SIZE.values(o);
+    });
+    await expect(store.model(makeModel([...BASE, broken], key))).rejects.toThrow('boom');
+
+    const progress: IndexBuildProgress[] = [];
+    const fixed = await store.model(makeModel([...BASE, SIZE], key), (p) => progress.push(p));
+    expect(progress.map((p) => p.processed)).toEqual([10, 20, 30, 35]);
+    expect(names(await fixed.list(query([req('spec.size', 'in', ['25', '3'])])))).toEqual(['o-03', 'o-25']);
+  });
+
+  it('a unique index added over duplicate values fails with UniqueViolation', async () => {
+    const store = await openStore(await tempDir());
+    const key = makeModel().key;
+    const ms = await store.model(makeModel(BASE, key));
+    await ms.create(widget('a', { size: 1 }));
+    await ms.create(widget('b', { size: 1 }));
+    await expectStoreError(
+      store.model(makeModel([...BASE, ix('spec.size', SIZE.values, { unique: true })], key)),
+      'UniqueViolation',
+      'spec.size',
+    );
+  });
+
+  it('a closed store is Unavailable', async () => {
+    const store = await createEmbeddedStore({ dataDir: await tempDir() });
+    const ms = await store.model(makeModel());
+    await store.close();
+    await expectStoreError(store.ping(), 'Unavailable');
+    await expectStoreError(ms.get('a'), 'Unavailable');
+    await expectStoreError(ms.create(widget('a')), 'Unavailable');
+    await expectStoreError(ms.list(query()), 'Unavailable');
+  });
+
+  it('a write blocked by another process lock is Unavailable, then succeeds', async () => {
+    const dir = await tempDir();
+    const store = await openStore(dir, 50);
+    const ms = await store.model(makeModel());
+    const other = new Database(join(dir, 'svc.sqlite'));
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      await expectStoreError(ms.create(widget('a')), 'Unavailable');
+      expect(await ms.get('a')).toBeNull(); // reads are not blocked in WAL mode
+      other.exec('ROLLBACK');
+    } finally {
+      other.close();
+    }
+    await ms.create(widget('a'));
+    expect(await ms.get('a')).not.toBeNull();
+  });
+});
