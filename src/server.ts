@@ -59,7 +59,19 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
 
   const store = await openStore(config);
   const registry = new Registry(store);
-  const graphql = createGraphQL({ registry, authorizer, authenticate });
+  const yogaLog = log.child({ component: 'graphql' });
+  const text = (args: unknown[]) => args.map((a) => (a instanceof Error ? a.stack : typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+  const graphql = createGraphQL({
+    registry,
+    authorizer,
+    authenticate,
+    logging: {
+      debug: (...a: unknown[]) => yogaLog.debug(text(a)),
+      info: (...a: unknown[]) => yogaLog.info(text(a)),
+      warn: (...a: unknown[]) => yogaLog.warn(text(a)),
+      error: (...a: unknown[]) => yogaLog.error(text(a)),
+    },
+  });
   for (const { decl, opts } of PLATFORM_MODELS) await registry.register(decl, opts);
   await loadPlugins(config.pluginsDir, registry, log);
 

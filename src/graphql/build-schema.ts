@@ -46,7 +46,7 @@ function envelopeTypes(names: ModelNames, types: ModelTypes) {
     name: names.list,
     description: 'One page of a list (CONTRACT §4 ListResult).',
     fields: {
-      page: { type: nonNull(GraphQLInt), description: '1-based page number; 0 when size was omitted.' },
+      page: { type: nonNull(GraphQLInt), description: '1-based page number (1 when size was omitted).' },
       size: { type: nonNull(GraphQLInt) },
       total: { type: nonNull(GraphQLInt), description: 'Matches across all pages.' },
       totalPages: { type: nonNull(GraphQLInt) },

@@ -20,6 +20,8 @@ import type { GraphQLContext } from './context.js';
 import { maskError, toGraphQLError, WWW_AUTHENTICATE } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 
+const REBUILD_DELAY_MS = 20;
+
 /** What the GraphQL layer needs from the registry (registry/registry.ts satisfies it). */
 export interface RegistryView {
   entries(): ModelEntry[];
@@ -48,10 +50,15 @@ export interface GraphQLEndpoint {
   close(): Promise<void>;
 }
 
-/** Holds the current schema; rebuilt lazily (at most once per burst of registry changes). */
+/**
+ * Holds the current schema. A registry change marks it stale; it is rebuilt by the next
+ * request, or shortly after the change when no request comes first, so a burst of changes
+ * (a plugin registering several models) costs one rebuild.
+ */
 class SchemaHolder {
   private schema: GraphQLSchema | undefined;
   private dirty = true;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly build: () => GraphQLSchema,
@@ -59,15 +66,15 @@ class SchemaHolder {
   ) {}
 
   invalidate(): void {
-    if (this.dirty) return;
     this.dirty = true;
-    queueMicrotask(() => {
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
       try {
         this.current();
       } catch {
         // reported by current()
       }
-    });
+    }, REBUILD_DELAY_MS).unref();
   }
 
   current(): GraphQLSchema {
@@ -85,6 +92,11 @@ class SchemaHolder {
       }
     }
     return this.schema!;
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 }
 
@@ -226,6 +238,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     schema: () => holder.current(),
     async close() {
       unsubscribe();
+      holder.stop();
       await wsServer.dispose();
       await yoga.dispose();
     },

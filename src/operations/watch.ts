@@ -56,29 +56,14 @@ export async function watchObjects(
 
   try {
     if (resumed) return entry.store.watch(opts.resourceVersion, deliver);
-    // Subscribe first and hold events, so nothing between the list and the subscription is lost.
-    const held: ChangeEvent[] = [];
-    let live = false;
-    const unsubscribe = entry.store.watch(undefined, (e) => (live ? deliver(e) : held.push(e)));
-    let initial;
-    try {
-      initial = await runList(entry, { ...query, offset: 0, limit: undefined });
-    } catch (e) {
-      unsubscribe();
-      throw e;
-    }
-    const listedAt = Number(initial.resourceVersion);
+    // List, announce every match as ADDED, then follow the feed from the list's position: the
+    // feed replays what happened meanwhile, so nothing is lost (at worst repeated as MODIFIED).
+    const initial = await runList(entry, { ...query, offset: 0, limit: undefined });
     for (const obj of initial.items) {
       visible.add(obj.metadata.name);
       onEvent({ type: 'ADDED', object: obj, resourceVersion: initial.resourceVersion });
     }
-    for (const e of held) {
-      // Events at or before the list position are already reflected in it.
-      if (Number.isFinite(listedAt) && Number(e.resourceVersion) <= listedAt) continue;
-      deliver(e);
-    }
-    live = true;
-    return unsubscribe;
+    return entry.store.watch(initial.resourceVersion, deliver);
   } catch (e) {
     storeFailure(entry, '', e);
   }

@@ -86,7 +86,7 @@ export const USER: ModelDeclaration = {
         properties: {
           displayName: { type: 'string', maxLength: 256 },
           email: { type: 'string', maxLength: 256 },
-          password: { type: 'string', description: 'Write-only: accepted in plain text, stored hashed, never returned.' },
+          password: { type: 'string', writeOnly: true, description: 'Write-only: accepted in plain text, stored hashed, never returned.' },
           disabled: { type: 'boolean' },
         },
       },

@@ -37,10 +37,8 @@ function envelope(model: Model, body: unknown): Record<string, unknown> & { meta
 /** Keeps only the top-level fields the model's schema knows (apiVersion, kind, metadata, spec, status, extras). */
 function known(model: Model, body: Record<string, unknown>): ApiObject {
   const props = (model.schema.properties ?? {}) as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(props)) if (body[k] !== undefined) out[k] = body[k];
-  out.apiVersion = model.apiVersion;
-  out.kind = model.kind;
+  const out: Record<string, unknown> = { apiVersion: model.apiVersion, kind: model.kind };
+  for (const k of Object.keys(props)) if (body[k] !== undefined && !(k in out)) out[k] = body[k];
   return out as unknown as ApiObject;
 }
 

@@ -81,6 +81,17 @@ describe('GraphQL over WebSocket', () => {
     }
   });
 
+  it('fails a subscription from an unknown resume point with GONE', async () => {
+    const client = wsClient(gw);
+    try {
+      const results = await take(client.iterate({ query: WATCH, variables: { rv: 'no-such-position' } }), 2, 2000);
+      expect(results).toHaveLength(1);
+      expect(results[0].errors.map((e: any) => e.extensions.code)).toEqual(['GONE']);
+    } finally {
+      await client.dispose();
+    }
+  });
+
   it('never opens a forbidden subscription', async () => {
     authz.rule = (a) => a.verb !== 'watch';
     const client = wsClient(gw);

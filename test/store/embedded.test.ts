@@ -149,6 +149,7 @@ describe('embedded store specifics', () => {
       query([req('spec.tags', 'in', ['t4']), req('spec.color', 'notin', ['red'])], [ts], 0, 10),
       query([req('spec.color', 'exists')], [{ index: 'spec.color', direction: 'asc' }], 0, 10),
       query([req('metadata.labels', 'notin', ['app'])], [], 0, 10),
+      query([req('spec.slug', 'in', ['s-7', 's-8'])], [ts], 0, 10), // selective: driven by the side table
     ];
     for (const q of queries) {
       const plan = ms.explain(q);
@@ -159,6 +160,9 @@ describe('embedded store specifics', () => {
     }
     // the default list order walks the creationTimestamp index instead of sorting
     expect(ms.explain(queries[0]!).join('\n')).not.toMatch(/TEMP B-TREE/);
+    // a selective filter drives from the side table; a broad one walks the sort index and probes
+    expect(ms.explain(queries[5]!).join('\n')).toMatch(/LIST SUBQUERY[\s\S]*SEARCH i_\d+ USING/);
+    expect(ms.explain(queries[1]!).join('\n')).toMatch(/SCAN o USING (COVERING )?INDEX x_[\s\S]*CORRELATED/);
     // and the plans answer correctly
     const r = await ms.list(queries[1]!);
     expect(r.total).toBe(150);

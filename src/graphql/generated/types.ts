@@ -195,7 +195,7 @@ export type CoreV1alpha1RoleRulesItem = {
 /** One page of a list (CONTRACT §4 ListResult). */
 export type CoreV1alpha1RoleList = {
   __typename?: 'CoreV1alpha1RoleList';
-  /** 1-based page number; 0 when size was omitted. */
+  /** 1-based page number (1 when size was omitted). */
   page: Scalars['Int']['output'];
   size: Scalars['Int']['output'];
   /** Matches across all pages. */
@@ -246,7 +246,7 @@ export type CoreV1alpha1RoleBindingSubjectsItemKind =
 /** One page of a list (CONTRACT §4 ListResult). */
 export type CoreV1alpha1RoleBindingList = {
   __typename?: 'CoreV1alpha1RoleBindingList';
-  /** 1-based page number; 0 when size was omitted. */
+  /** 1-based page number (1 when size was omitted). */
   page: Scalars['Int']['output'];
   size: Scalars['Int']['output'];
   /** Matches across all pages. */
@@ -276,15 +276,13 @@ export type CoreV1alpha1UserSpec = {
   __typename?: 'CoreV1alpha1UserSpec';
   displayName?: Maybe<Scalars['String']['output']>;
   email?: Maybe<Scalars['String']['output']>;
-  /** Write-only: accepted in plain text, stored hashed, never returned. */
-  password?: Maybe<Scalars['String']['output']>;
   disabled?: Maybe<Scalars['Boolean']['output']>;
 };
 
 /** One page of a list (CONTRACT §4 ListResult). */
 export type CoreV1alpha1UserList = {
   __typename?: 'CoreV1alpha1UserList';
-  /** 1-based page number; 0 when size was omitted. */
+  /** 1-based page number (1 when size was omitted). */
   page: Scalars['Int']['output'];
   size: Scalars['Int']['output'];
   /** Matches across all pages. */
@@ -320,7 +318,7 @@ export type CrmExampleNetV1PersonSpec = {
 /** One page of a list (CONTRACT §4 ListResult). */
 export type CrmExampleNetV1PersonList = {
   __typename?: 'CrmExampleNetV1PersonList';
-  /** 1-based page number; 0 when size was omitted. */
+  /** 1-based page number (1 when size was omitted). */
   page: Scalars['Int']['output'];
   size: Scalars['Int']['output'];
   /** Matches across all pages. */
@@ -373,7 +371,7 @@ export type PeopleExampleComV1alpha1PersonStatus = {
 /** One page of a list (CONTRACT §4 ListResult). */
 export type PeopleExampleComV1alpha1PersonList = {
   __typename?: 'PeopleExampleComV1alpha1PersonList';
-  /** 1-based page number; 0 when size was omitted. */
+  /** 1-based page number (1 when size was omitted). */
   page: Scalars['Int']['output'];
   size: Scalars['Int']['output'];
   /** Matches across all pages. */

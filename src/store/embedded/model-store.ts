@@ -4,8 +4,9 @@
  * Tables (slot = small integer assigned to the model key in `svc_models`):
  *   o_<slot>(name PRIMARY KEY, version, data JSON, s_<k> …)  one row per object; s_<k> is the
  *       sort key of index k (its smallest value, NULL when none), indexed on (s_<k>, name).
- *   i_<slot>(k, value, name)  every value of every secondary index, for filtering and for the
- *       partial unique indexes `u_<slot>_<k> ON i_<slot>(value) WHERE k=<k>`.
+ *   i_<slot>(k, value, name)  every value of every secondary index (primary key k, value, name;
+ *       secondary index on name for rewrites), for filtering and for the partial unique indexes
+ *       `u_<slot>_<k> ON i_<slot>(value) WHERE k=<k>`.
  * `metadata.name` is the primary key itself and has no s_ column or side rows.
  */
 import { StoreError } from '../errors.js';

@@ -1,0 +1,100 @@
+/** Benchmark options: command-line flags win over environment variables, which win over defaults. */
+import { parseArgs } from 'node:util';
+
+export type StoreKind = 'embedded' | 'mongodb';
+
+export interface BenchOptions {
+  sizes: number[];
+  stores: StoreKind[];
+  /** Measured requests per scenario and round (may be lowered by maxSeconds, see below). */
+  requests: number;
+  concurrency: number;
+  rounds: number;
+  /** Warm-up requests per scenario (also bounded by maxSeconds). */
+  warmup: number;
+  /**
+   * Time budget of one measured run. When the warm-up shows a scenario is so slow that
+   * `requests` would take longer, its request count for that size is lowered to fit (never
+   * below `minRequests`) and printed; it is then fixed for every round.
+   */
+  maxSeconds: number;
+  minRequests: number;
+  seedConcurrency: number;
+  page: number;
+  pageSize: number;
+  /** When set, the gateway child runs with --cpu-prof writing into this directory. */
+  cpuProfDir?: string;
+}
+
+const HELP = `npm run bench [-- options]   (each option also as an environment variable)
+
+  --sizes=1000,100000          BENCH_SIZES            object counts, ascending; grown in place
+  --stores=embedded,mongodb    BENCH_STORES           mongodb = MONGODB_URL, else FerretDB via scripts/ferretdb.ts
+  --requests=2000              BENCH_REQUESTS         measured requests per scenario and round
+  --concurrency=8              BENCH_CONCURRENCY      requests in flight
+  --rounds=3                   BENCH_ROUNDS           interleaved rounds; medians are reported
+  --warmup=300                 BENCH_WARMUP           warm-up requests per scenario
+  --max-seconds=15             BENCH_MAX_SECONDS      time budget per measured run (lowers requests for slow scenarios)
+  --min-requests=2×concurrency BENCH_MIN_REQUESTS     floor for the above
+  --seed-concurrency=16        BENCH_SEED_CONCURRENCY creates in flight while seeding
+  --page=1 --page-size=20      BENCH_PAGE, BENCH_PAGE_SIZE
+  --cpu-prof=DIR               BENCH_CPU_PROF         profile the gateway child (node --cpu-prof) into DIR
+`;
+
+function int(name: string, text: string, min = 1): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got "${text}"`);
+  return n;
+}
+
+export function parseOptions(argv = process.argv.slice(2), env = process.env): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      sizes: { type: 'string' },
+      stores: { type: 'string' },
+      requests: { type: 'string' },
+      concurrency: { type: 'string' },
+      rounds: { type: 'string' },
+      warmup: { type: 'string' },
+      'max-seconds': { type: 'string' },
+      'min-requests': { type: 'string' },
+      'seed-concurrency': { type: 'string' },
+      page: { type: 'string' },
+      'page-size': { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const get = (flag: keyof typeof values, envName: string, def: string) => String(values[flag] ?? env[envName] ?? def);
+  const sizes = get('sizes', 'BENCH_SIZES', '1000,100000')
+    .split(',')
+    .map((s) => int('BENCH_SIZES', s.trim().replace(/_/g, '')))
+    .sort((a, b) => a - b);
+  const stores = get('stores', 'BENCH_STORES', 'embedded,mongodb')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const s of stores) if (s !== 'embedded' && s !== 'mongodb') throw new Error(`unknown store "${s}" (embedded, mongodb)`);
+  const cpuProf = values['cpu-prof'] ?? env.BENCH_CPU_PROF;
+  const concurrency = int('BENCH_CONCURRENCY', get('concurrency', 'BENCH_CONCURRENCY', '8'));
+  return {
+    sizes: [...new Set(sizes)],
+    stores: stores as StoreKind[],
+    requests: int('BENCH_REQUESTS', get('requests', 'BENCH_REQUESTS', '2000')),
+    concurrency,
+    rounds: int('BENCH_ROUNDS', get('rounds', 'BENCH_ROUNDS', '3')),
+    warmup: int('BENCH_WARMUP', get('warmup', 'BENCH_WARMUP', '300'), 0),
+    maxSeconds: Number(get('max-seconds', 'BENCH_MAX_SECONDS', '15')),
+    minRequests: int('BENCH_MIN_REQUESTS', get('min-requests', 'BENCH_MIN_REQUESTS', String(2 * concurrency))),
+    seedConcurrency: int('BENCH_SEED_CONCURRENCY', get('seed-concurrency', 'BENCH_SEED_CONCURRENCY', '16')),
+    page: int('BENCH_PAGE', get('page', 'BENCH_PAGE', '1')),
+    pageSize: int('BENCH_PAGE_SIZE', get('page-size', 'BENCH_PAGE_SIZE', '20')),
+    cpuProfDir: cpuProf ? cpuProf : undefined,
+  };
+}

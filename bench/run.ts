@@ -1,0 +1,540 @@
+/**
+ * `npm run bench`: list-query scaling (issue 3) and GraphQL overhead (issue 4).
+ *
+ * For each store (embedded SQLite; MongoDB = MONGODB_URL or a throw-away FerretDB from
+ * scripts/ferretdb.ts) and each size (ascending, grown in place):
+ *   1. seed Person objects up to the size in this process (bench/lib/seed.ts: operations layer →
+ *      store port, no HTTP), with the gateway stopped;
+ *   2. start the gateway (bench/lib/gateway-child.ts) and the raw-driver baseline
+ *      (bench/lib/baseline-child.ts) as child processes on the same database;
+ *   3. check that gateway REST, gateway GraphQL and baseline agree on the answers;
+ *   4. warm up, then run `rounds` interleaved rounds of every scenario (a fixed number of
+ *      requests at fixed concurrency each) and read the gateway's RSS after the load;
+ *   5. stop both children.
+ * Every ratio compares two things measured in this run on this machine; per-round ratios are
+ * taken between runs of the same round (adjacent in time) and the median over rounds is reported.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { MongoClient } from 'mongodb';
+import { pino } from 'pino';
+import { startFerretdb, type FerretdbInstance } from '../scripts/ferretdb.js';
+import type { Config } from '../src/config.js';
+import { listObjects } from '../src/operations/index.js';
+import { loadPlugins } from '../src/plugins/loader.js';
+import { allowAll, ANONYMOUS } from '../src/rbac/authorizer.js';
+import { Registry } from '../src/registry/registry.js';
+import { openStore } from '../src/server.js';
+import type { BaselineChildConfig } from './lib/baseline-child.js';
+import { BenchChild, killAllChildren, type Memory } from './lib/children.js';
+import {
+  COLLECTION_PATH,
+  GROUP,
+  gqlGetBody,
+  gqlListBody,
+  LIST_QUERIES,
+  listPath,
+  objectIndexes,
+  objectName,
+  PLURAL,
+  TEAM_LABEL,
+  VERSION,
+  type ListRequestOptions,
+} from './lib/dataset.js';
+import type { GatewayChildConfig } from './lib/gateway-child.js';
+import { HttpClient, median, percentile, runLoad, type RequestSpec } from './lib/load.js';
+import { machineInfo } from './lib/machine.js';
+import { parseOptions, type BenchOptions, type StoreKind } from './lib/options.js';
+import { summarize } from './lib/profile.js';
+import { seed } from './lib/seed.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const PLUGINS_DIR = join(repoRoot, 'plugins');
+const MODEL_KEY = `${GROUP}/${VERSION}/${PLURAL}`;
+const ADMIN_PASSWORD = `bench-${randomBytes(6).toString('hex')}`;
+const AUTH = { authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}` };
+
+// ---------------------------------------------------------------------------------------------
+// Cleanup: temp dirs, FerretDB, child processes, on normal exit, errors and signals.
+
+const cleanups: (() => Promise<void>)[] = [];
+let cleaning: Promise<void> | undefined;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    killAllChildren();
+    while (cleanups.length) {
+      try {
+        await cleanups.pop()!();
+      } catch (e) {
+        console.error(`cleanup: ${(e as Error).message}`);
+      }
+    }
+  })();
+  return cleaning;
+}
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(sig, () => {
+    console.error(`\n${sig}: cleaning up…`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+type ScenarioId = 'rest-list' | 'raw-list' | 'gql-list' | 'rest-get' | 'gql-get' | 'raw-get';
+
+interface Scenario {
+  id: ScenarioId;
+  label: string;
+  client: 'gateway' | 'raw';
+  make: (i: number) => RequestSpec;
+}
+
+interface RunStats {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+interface SizeResult {
+  size: number;
+  seedSeconds: number;
+  /** Matches of the first list query (total) at this size. */
+  matches: number;
+  requests: Record<ScenarioId, number>;
+  runs: Record<ScenarioId, RunStats[]>;
+  gatewayMem: Memory;
+  baselineMem: Memory;
+  gatewayStartSeconds: number;
+}
+
+interface StoreResult {
+  store: StoreKind;
+  label: string;
+  sizes: SizeResult[];
+  notes: string[];
+}
+
+function scenarios(size: number, lo: ListRequestOptions): Scenario[] {
+  const listSpec = (i: number): RequestSpec => ({ method: 'GET', path: listPath(LIST_QUERIES[i % LIST_QUERIES.length]!, lo) });
+  // Fresh generators per scenario so REST, GraphQL and raw get the same name sequence.
+  const names = () => {
+    const gen = objectIndexes(size);
+    return () => objectName(gen.next().value as number);
+  };
+  const restGet = names();
+  const gqlGet = names();
+  const rawGet = names();
+  return [
+    { id: 'rest-list', label: 'gateway REST list', client: 'gateway', make: listSpec },
+    { id: 'raw-list', label: 'raw-driver list', client: 'raw', make: listSpec },
+    {
+      id: 'gql-list',
+      label: 'gateway GraphQL list',
+      client: 'gateway',
+      make: (i) => ({ method: 'POST', path: '/graphql', body: gqlListBody(LIST_QUERIES[i % LIST_QUERIES.length]!, lo) }),
+    },
+    { id: 'rest-get', label: 'gateway REST get', client: 'gateway', make: () => ({ method: 'GET', path: `${COLLECTION_PATH}/${restGet()}` }) },
+    { id: 'gql-get', label: 'gateway GraphQL get', client: 'gateway', make: () => ({ method: 'POST', path: '/graphql', body: gqlGetBody(gqlGet()) }) },
+    { id: 'raw-get', label: 'raw-driver get', client: 'raw', make: () => ({ method: 'GET', path: `${COLLECTION_PATH}/${rawGet()}` }) },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks: the three endpoints must give the same answers before anything is timed.
+
+interface ListLike {
+  total: number;
+  items: { metadata: { name: string }; spec?: Record<string, unknown> }[];
+}
+
+async function verify(gw: HttpClient, raw: HttpClient, size: number, lo: ListRequestOptions): Promise<number> {
+  let firstTotal = -1;
+  for (const q of LIST_QUERIES) {
+    const rest = (await gw.json({ method: 'GET', path: listPath(q, lo) }, AUTH)) as ListLike;
+    const base = (await raw.json({ method: 'GET', path: listPath(q, lo) })) as ListLike;
+    const gql = (await gw.json({ method: 'POST', path: '/graphql', body: gqlListBody(q, lo) }, AUTH)) as {
+      data?: { peopleExampleCom_v1alpha1_persons: ListLike };
+      errors?: unknown;
+    };
+    if (gql.errors || !gql.data) throw new Error(`GraphQL list failed: ${JSON.stringify(gql.errors)}`);
+    const g = gql.data.peopleExampleCom_v1alpha1_persons;
+    const names = (l: ListLike) => l.items.map((o) => o.metadata.name).join(',');
+    if (rest.total !== base.total || names(rest) !== names(base)) {
+      throw new Error(`gateway and baseline disagree on ${q.name}/${q.team}: total ${rest.total} vs ${base.total}, items ${names(rest)} vs ${names(base)}`);
+    }
+    if (g.total !== rest.total || names(g) !== names(rest)) throw new Error(`GraphQL and REST lists disagree on ${q.name}/${q.team}`);
+    if (rest.items.some((o) => o.spec?.name !== q.name)) throw new Error('list returned an object that does not match the selector');
+    if (firstTotal < 0) firstTotal = rest.total;
+    const expected = Math.min(lo.pageSize, Math.max(0, rest.total - (lo.page - 1) * lo.pageSize));
+    if (rest.items.length !== expected) throw new Error(`page holds ${rest.items.length} items, expected ${expected}`);
+  }
+  const name = objectName(size - 1);
+  const rest = (await gw.json({ method: 'GET', path: `${COLLECTION_PATH}/${name}` }, AUTH)) as ListLike['items'][number];
+  const base = (await raw.json({ method: 'GET', path: `${COLLECTION_PATH}/${name}` })) as ListLike['items'][number];
+  const gql = (await gw.json({ method: 'POST', path: '/graphql', body: gqlGetBody(name) }, AUTH)) as {
+    data?: { peopleExampleCom_v1alpha1_person: ListLike['items'][number] | null };
+  };
+  const g = gql.data?.peopleExampleCom_v1alpha1_person;
+  if (rest.metadata.name !== name || base.metadata.name !== name || g?.metadata.name !== name || g.spec?.name !== rest.spec?.name) {
+    throw new Error(`get-by-name answers disagree for ${name}`);
+  }
+  return firstTotal;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring one size
+
+const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '—');
+const mib = (b: number) => `${fmt(b / 2 ** 20, 1)} MiB`;
+
+function stats(r: Awaited<ReturnType<typeof runLoad>>): RunStats {
+  return { requests: r.requests, rps: r.rps, p50: percentile(r.latencies, 50), p99: percentile(r.latencies, 99), errors: r.errors };
+}
+
+async function measureSize(
+  o: BenchOptions,
+  size: number,
+  gwChild: BenchChild,
+  rawChild: BenchChild,
+): Promise<Omit<SizeResult, 'seedSeconds' | 'gatewayStartSeconds'>> {
+  const lo: ListRequestOptions = { page: o.page, pageSize: o.pageSize };
+  const gw = new HttpClient(gwChild.url, o.concurrency);
+  const raw = new HttpClient(rawChild.url, o.concurrency);
+  try {
+    const matches = await verify(gw, raw, size, lo);
+    console.log(`  answers agree (gateway REST = GraphQL = baseline); list query matches ${matches} of ${size}`);
+    const all = scenarios(size, lo);
+    const client = (s: Scenario) => (s.client === 'gateway' ? gw : raw);
+    const headers = (s: Scenario) => (s.client === 'gateway' ? AUTH : undefined);
+
+    // Warm-up (JIT, statement caches, page cache) and request-count planning.
+    const requests = {} as Record<ScenarioId, number>;
+    for (const s of all) {
+      if (o.warmup === 0) {
+        requests[s.id] = o.requests;
+        continue;
+      }
+      // One request alone first: a scenario that takes seconds per request (FerretDB scanning
+      // 100k documents) is not warmed up further; its throughput is estimated from that one.
+      const one = await runLoad(client(s), s.make, { requests: 1, concurrency: 1, headers: headers(s) });
+      let w = one;
+      if (!one.errors && one.elapsedMs * (o.warmup / o.concurrency) < (o.maxSeconds * 1000) / 2) {
+        w = await runLoad(client(s), s.make, {
+          requests: o.warmup,
+          concurrency: o.concurrency,
+          headers: headers(s),
+          deadlineMs: (o.maxSeconds * 1000) / 2,
+        });
+      }
+      if (w.errors) throw new Error(`${s.label}: ${w.errors} errors during warm-up; first: ${w.firstError}`);
+      requests[s.id] = Math.min(o.requests, Math.max(o.minRequests, Math.floor(w.rps * o.maxSeconds)));
+      const note = requests[s.id] < o.requests ? ` → ${requests[s.id]} requests per run (time budget ${o.maxSeconds}s)` : '';
+      console.log(`  warm-up ${s.label.padEnd(22)} ${fmt(w.rps, w.rps < 10 ? 2 : 0).padStart(6)} req/s${note}`);
+    }
+
+    const runs = Object.fromEntries(all.map((s) => [s.id, [] as RunStats[]])) as Record<ScenarioId, RunStats[]>;
+    for (let round = 0; round < o.rounds; round++) {
+      // Rotate the order each round so no scenario always runs first or last.
+      const order = all.map((_, i) => all[(i + round) % all.length]!);
+      for (const s of order) {
+        const r = await runLoad(client(s), s.make, { requests: requests[s.id], concurrency: o.concurrency, headers: headers(s) });
+        if (r.errors) throw new Error(`${s.label}: ${r.errors} errors; first: ${r.firstError}`);
+        runs[s.id].push(stats(r));
+      }
+      const line = all.map((s) => `${s.id} ${fmt(runs[s.id][round]!.rps)}`).join(', ');
+      console.log(`  round ${round + 1}/${o.rounds}: ${line} req/s`);
+    }
+    const gatewayMem = await gwChild.memory();
+    const baselineMem = await rawChild.memory();
+    console.log(`  gateway RSS after load ${mib(gatewayMem.rss)} (peak ${mib(gatewayMem.hwm)}, heap used ${mib(gatewayMem.self?.heapUsed ?? NaN)})`);
+    return { size, matches, requests, runs, gatewayMem, baselineMem };
+  } finally {
+    gw.close();
+    raw.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Store setup
+
+interface StoreSetup {
+  config: Config;
+  label: string;
+  notes: string[];
+}
+
+async function setupStore(kind: StoreKind): Promise<StoreSetup> {
+  const tmp = await mkdtemp(join(tmpdir(), 'svc-bench-'));
+  cleanups.push(() => rm(tmp, { recursive: true, force: true }));
+  const config: Config = {
+    port: 0,
+    host: '127.0.0.1',
+    dataDir: join(tmp, 'data'),
+    pluginsDir: PLUGINS_DIR,
+    adminUsername: 'admin',
+    adminPassword: ADMIN_PASSWORD,
+    logLevel: 'silent',
+  };
+  if (kind === 'embedded') {
+    return { config, label: `embedded (SQLite, ${config.dataDir}/svc.sqlite)`, notes: [] };
+  }
+  let url: string;
+  let label: string;
+  const external = process.env.MONGODB_URL;
+  if (external) {
+    // A fresh database on the given server, dropped at the end.
+    const u = new URL(external);
+    u.pathname = `/svc_bench_${randomBytes(4).toString('hex')}`;
+    url = u.toString();
+    cleanups.push(async () => {
+      const c = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
+      try {
+        await c.db().dropDatabase();
+      } finally {
+        await c.close();
+      }
+    });
+    label = `MongoDB at MONGODB_URL (database ${u.pathname.slice(1)})`;
+  } else {
+    console.log('starting FerretDB (scripts/ferretdb.ts; builds it on first use)…');
+    const fdb: FerretdbInstance = await startFerretdb({ database: 'svc_bench' });
+    cleanups.push(() => fdb.stop());
+    url = fdb.url;
+    label = `FerretDB (SQLite backend) via scripts/ferretdb.ts`;
+  }
+  const c = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
+  let version = 'unknown';
+  try {
+    const info = (await c.db().admin().command({ buildInfo: 1 })) as { version?: string; ferretdbVersion?: string };
+    version = info.ferretdbVersion ? `FerretDB ${info.ferretdbVersion} (MongoDB ${info.version} wire)` : `MongoDB ${info.version}`;
+  } finally {
+    await c.close();
+  }
+  return { config: { ...config, mongodbUrl: url }, label: `${label}; ${version}`, notes: [] };
+}
+
+/** SQLite's plans for the gateway's page query and the baseline's, for RESULTS.md. */
+async function explainEmbedded(config: Config, lo: ListRequestOptions): Promise<string[]> {
+  const out: string[] = [];
+  const store = await openStore(config);
+  try {
+    const registry = new Registry(store);
+    await loadPlugins(config.pluginsDir, registry, pino({ level: 'silent' }));
+    const entry = registry.find(GROUP, VERSION, PLURAL)!;
+    const q = LIST_QUERIES[0]!;
+    const params = {
+      fieldSelector: [`spec.name=${q.name}`],
+      labelSelector: [`${TEAM_LABEL}=${q.team}`],
+      sort: ['spec.name,asc'],
+      page: lo.page,
+      size: lo.pageSize,
+    };
+    const ms = entry.store as unknown as { explain?: (query: unknown) => string[] };
+    if (typeof ms.explain === 'function') {
+      const { parseListParams } = await import('../src/query/plan.js');
+      const { indexesOf } = await import('../src/operations/list.js');
+      const plan = ms.explain(parseListParams(params, indexesOf(entry)));
+      out.push(`gateway page query plan: ${plan.join(' | ')}`);
+    }
+    // Sanity: the operations layer answers in-process too.
+    await listObjects({ caller: ANONYMOUS, authorizer: allowAll }, entry, params);
+  } finally {
+    await store.close();
+  }
+  const db = new Database(join(config.dataDir, 'svc.sqlite'), { readonly: true });
+  try {
+    const slot = db.prepare('SELECT slot FROM svc_models WHERE key = ?').pluck().get(MODEL_KEY) as number;
+    const k = (n: string) => db.prepare('SELECT k FROM svc_indexes WHERE slot = ? AND name = ?').pluck().get(slot, n) as number;
+    const where = `o.name IN (SELECT name FROM i_${slot} WHERE k = ${k('metadata.labels')} AND value IN (?)) AND o.name IN (SELECT name FROM i_${slot} WHERE k = ${k('spec.name')} AND value IN (?))`;
+    const sql = `SELECT o.data FROM o_${slot} AS o WHERE ${where} ORDER BY o.s_${k('spec.name')} ASC, o.name ASC LIMIT 20 OFFSET 0`;
+    const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('x', 'y') as { detail: string }[];
+    out.push(`baseline page query plan: ${rows.map((r) => r.detail).join(' | ')}`);
+  } finally {
+    db.close();
+  }
+  return out;
+}
+
+async function benchStore(o: BenchOptions, kind: StoreKind): Promise<StoreResult> {
+  console.log(`\n=== store: ${kind} ===`);
+  const setup = await setupStore(kind);
+  console.log(`  ${setup.label}`);
+  const result: StoreResult = { store: kind, label: setup.label, sizes: [], notes: setup.notes };
+  const lo: ListRequestOptions = { page: o.page, pageSize: o.pageSize };
+  let have = 0;
+  for (const size of o.sizes) {
+    console.log(`\n--- ${kind}, ${size.toLocaleString('en-US')} objects ---`);
+    const s = await seed(setup.config, have, size, o.seedConcurrency, (done) => {
+      if (process.stdout.isTTY) process.stdout.write(`  seeding… ${done}\r`);
+    });
+    have = size;
+    console.log(`  seeded ${s.created} objects in ${fmt(s.seconds, 1)} s (${fmt(s.created / s.seconds)} obj/s, operations layer → store port, concurrency ${o.seedConcurrency})`);
+
+    const execArgv: string[] = [];
+    if (o.cpuProfDir) {
+      await mkdir(o.cpuProfDir, { recursive: true });
+      execArgv.push('--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`, `--cpu-prof-name=gateway-${kind}-${size}.cpuprofile`);
+    }
+    const t0 = performance.now();
+    const gwConfig: GatewayChildConfig = {
+      dataDir: setup.config.dataDir,
+      mongodbUrl: setup.config.mongodbUrl,
+      pluginsDir: PLUGINS_DIR,
+      adminPassword: ADMIN_PASSWORD,
+    };
+    const gwChild = await BenchChild.start('gateway', 'gateway-child.ts', gwConfig, execArgv);
+    const gatewayStartSeconds = (performance.now() - t0) / 1000;
+    let rawChild: BenchChild | undefined;
+    try {
+      const rawConfig: BaselineChildConfig = {
+        kind,
+        dataDir: setup.config.dataDir,
+        mongodbUrl: setup.config.mongodbUrl,
+        modelKey: MODEL_KEY,
+        collectionPath: COLLECTION_PATH,
+      };
+      rawChild = await BenchChild.start('baseline', 'baseline-child.ts', rawConfig);
+      console.log(`  gateway pid ${gwChild.pid} (${gwChild.url}, ready in ${fmt(gatewayStartSeconds, 1)} s), baseline pid ${rawChild.pid} (${rawChild.url})`);
+      const m = await measureSize(o, size, gwChild, rawChild);
+      result.sizes.push({ ...m, seedSeconds: s.seconds, gatewayStartSeconds });
+    } finally {
+      await rawChild?.stop();
+      await gwChild.stop();
+    }
+    if (o.cpuProfDir) {
+      const file = join(o.cpuProfDir, `gateway-${kind}-${size}.cpuprofile`);
+      const files = await readdir(o.cpuProfDir);
+      if (files.includes(`gateway-${kind}-${size}.cpuprofile`)) console.log(summarize(file, 20).replace(/^/gm, '  '));
+    }
+    if (kind === 'embedded' && size === o.sizes[o.sizes.length - 1]) {
+      try {
+        for (const line of await explainEmbedded(setup.config, lo)) {
+          console.log(`  ${line}`);
+          result.notes.push(line);
+        }
+      } catch (e) {
+        console.log(`  (explain failed: ${(e as Error).message})`);
+      }
+    }
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+interface Row {
+  issue: string;
+  store: string;
+  what: string;
+  value: number;
+  target: string;
+  pass: boolean;
+}
+
+const med = (runs: RunStats[], f: (r: RunStats) => number) => median(runs.map(f));
+/** Median over rounds of the per-round ratio a/b. */
+const pairedRatio = (a: RunStats[], b: RunStats[], f: (r: RunStats) => number) => median(a.map((r, i) => f(r) / f(b[i]!)));
+
+function report(o: BenchOptions, results: StoreResult[]): string {
+  const lines: string[] = [];
+  const rows: Row[] = [];
+  for (const r of results) {
+    lines.push(`\n### ${r.store}: ${r.label}\n`);
+    lines.push('| objects | seeded in | gateway start | scenario | requests/run | req/s (median) | p50 ms | p99 ms |');
+    lines.push('|---:|---:|---:|---|---:|---:|---:|---:|');
+    for (const s of r.sizes) {
+      let first = true;
+      for (const id of Object.keys(s.runs) as ScenarioId[]) {
+        const runs = s.runs[id];
+        lines.push(
+          `| ${first ? s.size.toLocaleString('en-US') : ''} | ${first ? `${fmt(s.seedSeconds, 1)} s` : ''} | ${first ? `${fmt(s.gatewayStartSeconds, 1)} s` : ''} | ${id} | ${s.requests[id]} | ${fmt(med(runs, (x) => x.rps))} | ${fmt(med(runs, (x) => x.p50), 2)} | ${fmt(med(runs, (x) => x.p99), 2)} |`,
+        );
+        first = false;
+      }
+    }
+    lines.push('');
+    lines.push('| objects | list matches | gateway VmRSS | gateway VmHWM | gateway heapUsed | baseline VmRSS |');
+    lines.push('|---:|---:|---:|---:|---:|---:|');
+    for (const s of r.sizes) {
+      lines.push(
+        `| ${s.size.toLocaleString('en-US')} | ${s.matches} | ${mib(s.gatewayMem.rss)} | ${mib(s.gatewayMem.hwm)} | ${mib(s.gatewayMem.self?.heapUsed ?? NaN)} | ${mib(s.baselineMem.rss)} |`,
+      );
+    }
+    for (const n of r.notes) lines.push(`\n${n}`);
+
+    const lo = r.sizes[0];
+    const hi = r.sizes[r.sizes.length - 1];
+    if (!lo || !hi) continue;
+    const sizeTag = (s: SizeResult) => (s.size >= 1000 ? `${s.size / 1000}k` : String(s.size));
+    if (hi !== lo) {
+      const p50 = med(hi.runs['rest-list'], (x) => x.p50) / med(lo.runs['rest-list'], (x) => x.p50);
+      const p99 = med(hi.runs['rest-list'], (x) => x.p99) / med(lo.runs['rest-list'], (x) => x.p99);
+      rows.push({ issue: '3', store: r.store, what: `REST list latency p50 ${sizeTag(hi)} ÷ ${sizeTag(lo)}`, value: p50, target: '≤ 2', pass: p50 <= 2 });
+      rows.push({ issue: '3', store: r.store, what: `REST list latency p99 ${sizeTag(hi)} ÷ ${sizeTag(lo)}`, value: p99, target: '≤ 2', pass: p99 <= 2 });
+    }
+    for (const s of r.sizes) {
+      const v = pairedRatio(s.runs['rest-list'], s.runs['raw-list'], (x) => x.rps);
+      rows.push({ issue: '3', store: r.store, what: `REST list req/s ÷ raw driver @ ${sizeTag(s)}`, value: v, target: '≥ 0.7', pass: v >= 0.7 });
+    }
+    if (hi !== lo) {
+      const v = hi.gatewayMem.rss / lo.gatewayMem.rss;
+      rows.push({ issue: '3', store: r.store, what: `gateway RSS ${sizeTag(hi)} ÷ ${sizeTag(lo)} (after load)`, value: v, target: '≤ 1.5', pass: v <= 1.5 });
+    }
+    for (const s of r.sizes) {
+      const g = pairedRatio(s.runs['gql-get'], s.runs['rest-get'], (x) => x.rps);
+      rows.push({ issue: '4', store: r.store, what: `GraphQL get ÷ REST get req/s @ ${sizeTag(s)}`, value: g, target: '≥ 0.8', pass: g >= 0.8 });
+      const l = pairedRatio(s.runs['gql-list'], s.runs['rest-list'], (x) => x.rps);
+      rows.push({ issue: '4', store: r.store, what: `GraphQL list ÷ REST list req/s @ ${sizeTag(s)}`, value: l, target: '≥ 0.8', pass: l >= 0.8 });
+    }
+  }
+  lines.push('\n### Ratios\n');
+  lines.push('| issue | store | ratio | value | target | result |');
+  lines.push('|---|---|---|---:|---|---|');
+  for (const row of rows) {
+    lines.push(`| ${row.issue} | ${row.store} | ${row.what} | ${fmt(row.value, 2)} | ${row.target} | ${row.pass ? 'PASS' : 'MISS'} |`);
+  }
+  lines.push(
+    `\nSettings: sizes ${o.sizes.join(', ')}; ${o.rounds} rounds × up to ${o.requests} requests per scenario at concurrency ${o.concurrency} ` +
+      `(time budget ${o.maxSeconds} s per run, ≥ ${o.minRequests}), ${o.warmup} warm-up requests; list page ${o.page}, size ${o.pageSize}. ` +
+      'Throughput and latency are medians over rounds; ratios between scenarios are medians of per-round ratios.',
+  );
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const o = parseOptions();
+  const m = machineInfo();
+  console.log('=== svc gateway benchmark ===');
+  console.log(`machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, ${m.os}`);
+  console.log(`node ${m.node}, SQLite ${m.sqlite}, load average at start ${m.loadavg}`);
+  console.log(`stores ${o.stores.join(', ')}; sizes ${o.sizes.join(', ')}; concurrency ${o.concurrency}; rounds ${o.rounds}`);
+  const started = performance.now();
+  const results: StoreResult[] = [];
+  for (const kind of o.stores) results.push(await benchStore(o, kind));
+  console.log('\n=== results ===');
+  console.log(`machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, node ${m.node}, SQLite ${m.sqlite}, ${m.os}`);
+  console.log(report(o, results));
+  console.log(`\ntotal time ${fmt((performance.now() - started) / 1000)} s`);
+}
+
+try {
+  await main();
+  await cleanup();
+  process.exit(0);
+} catch (e) {
+  console.error(`\nbenchmark failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  await cleanup();
+  process.exit(1);
+}
