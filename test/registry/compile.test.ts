@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { compileModel, defaultPlural, RegistrationError } from '../../src/registry/compile.js';
+import type { ModelDeclaration } from '../../src/registry/model.js';
+
+const base: ModelDeclaration = { group: 'people.example.com', version: 'v1alpha1', kind: 'Person' };
+
+describe('compileModel', () => {
+  it('derives singular, plural, apiVersion and storage key', () => {
+    const m = compileModel(base);
+    expect(m).toMatchObject({ singular: 'person', plural: 'persons', apiVersion: 'people.example.com/v1alpha1' });
+    expect(m.storage.key).toBe('people.example.com/v1alpha1/persons');
+    expect(m.indexes.map((i) => i.name)).toEqual([
+      'metadata.name',
+      'metadata.labels',
+      'metadata.creationTimestamp',
+      'metadata.deletionTimestamp',
+    ]);
+  });
+
+  it.each(['', 'svc.run', 'plugin.svc.run', 'a.b.svc.run'])('refuses the reserved group "%s" for plugins', (group) => {
+    expect(() => compileModel({ ...base, group }, { plugin: 'p' })).toThrow(RegistrationError);
+    expect(() => compileModel({ ...base, group }, { plugin: 'p' })).toThrow(/reserved/);
+  });
+
+  it('lets the platform use the core group', () => {
+    expect(compileModel({ ...base, group: '' }, { platform: true }).apiVersion).toBe('v1alpha1');
+  });
+
+  it.each([
+    [{ version: 'one' }, /version/],
+    [{ kind: 'person' }, /kind/],
+    [{ plural: 'Persons' }, /plural/],
+    [{ group: 'Not_A_Domain' }, /group/],
+    [{ schema: { properties: { spec: { type: 'nonsense' } } } }, /invalid schema/],
+    [{ indexes: [{ name: 'metadata.labels', path: 'metadata.labels' }] }, /default index/],
+    [{ indexes: [{ name: 'a', path: 'spec.a' }, { name: 'a', path: 'spec.b' }] }, /duplicate/],
+    [{ indexes: [{ name: 'a' }] }, /exactly one of path or indexFunc/],
+    [{ indexes: [{ name: 'a', path: 'spec..a' }] }, /path/],
+    [{ indexes: [{ name: 'a', path: 'spec.a', order: 'UP' as never }] }, /order/],
+  ] as [Partial<ModelDeclaration>, RegExp][])('refuses %j', (patch, message) => {
+    expect(() => compileModel({ ...base, ...patch })).toThrow(message);
+  });
+
+  it('extracts single- and multi-valued index values as strings', () => {
+    const m = compileModel({
+      ...base,
+      indexes: [
+        { name: 'spec.name', path: 'spec.name' },
+        { name: 'spec.age', path: 'spec.age' },
+        { name: 'tags', path: 'spec.tags' },
+        { name: 'emails', path: 'spec.contacts.email' },
+        { name: 'computed', indexFunc: (o) => ((o.spec as { age?: number })?.age ?? 0) >= 18 ? 'adult' : undefined },
+      ],
+    });
+    const values = m.storage.indexValues({
+      apiVersion: m.apiVersion,
+      kind: 'Person',
+      metadata: { name: 'ada', labels: { 'a.example.com/k': 'v' }, creationTimestamp: '2026-01-01T00:00:00.000Z' },
+      spec: { name: 'Ada', age: 36, tags: ['x', 'y', 'x'], contacts: [{ email: 'a@x' }, { email: 'b@x' }, {}] },
+    });
+    expect(values).toEqual({
+      'metadata.name': ['ada'],
+      'metadata.labels': ['a.example.com/k', 'a.example.com/k=v'],
+      'metadata.creationTimestamp': ['2026-01-01T00:00:00.000Z'],
+      'metadata.deletionTimestamp': [],
+      'spec.name': ['Ada'],
+      'spec.age': ['36'],
+      tags: ['x', 'y'],
+      emails: ['a@x', 'b@x'],
+      computed: ['adult'],
+    });
+  });
+
+  it('validates against the schema with $defs and self-reference, listing every field', () => {
+    const m = compileModel({
+      ...base,
+      schema: {
+        required: ['spec'],
+        properties: { spec: { $ref: '#/$defs/S' } },
+        $defs: {
+          S: {
+            type: 'object',
+            properties: { name: { type: 'string', maxLength: 3 }, friend: { $ref: '#' } },
+          },
+        },
+      },
+    });
+    expect(m.validate({ spec: { name: 'abc' } })).toEqual([]);
+    const errors = m.validate({ spec: { name: 'abcd', friend: { spec: { name: 'toolong' } } } });
+    expect(errors.map((e) => e.field).sort()).toEqual(['spec.friend.spec.name', 'spec.name']);
+    expect(m.validate({})).toEqual([{ field: 'spec', message: 'is required' }]);
+  });
+
+  it('pluralises simply', () => {
+    expect([defaultPlural('policy'), defaultPlural('class'), defaultPlural('box'), defaultPlural('key')]).toEqual([
+      'policies',
+      'classes',
+      'boxes',
+      'keys',
+    ]);
+  });
+});
