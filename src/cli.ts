@@ -1,6 +1,11 @@
 /** `npm start`: starts the gateway with configuration from the environment and flags. */
-import { loadConfig } from './config.js';
-import { startGateway } from './server.js';
+
+// graphql-js runs extra cross-realm checks on every type test unless NODE_ENV is production;
+// set it before graphql is first imported (hence the dynamic imports below).
+process.env.NODE_ENV ??= 'production';
+
+const { loadConfig } = await import('./config.js');
+const { startGateway } = await import('./server.js');
 
 const gateway = await startGateway(loadConfig());
 if (gateway.generatedPassword) {

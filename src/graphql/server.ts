@@ -19,6 +19,7 @@ import { buildGatewaySchema, checkNames, type BuildOptions } from './build-schem
 import type { GraphQLContext } from './context.js';
 import { maskError, toGraphQLError, WWW_AUTHENTICATE } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
+import { createFastPath, replay } from './fast-path.js';
 
 const REBUILD_DELAY_MS = 20;
 
@@ -215,8 +216,15 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     wss,
   );
 
+  const fast = createFastPath({ schema: () => holder.current(), limits, authenticate, authorizer, logError: (e) => logError(e) });
+
   return {
-    handle: (req, res) => yoga.handle(req, res),
+    async handle(req, res) {
+      const outcome = await fast.serve(req, res);
+      if (outcome.handled) return;
+      if (outcome.body === undefined) return yoga.handle(req, res);
+      return replay(yoga.fetch, req, res, outcome.body);
+    },
     handleUpgrade(req, socket, head) {
       const header = req.headers.authorization;
       void (async () => {

@@ -1,0 +1,215 @@
+/**
+ * The fast execution path for the common request: `POST /graphql` with a JSON body holding a
+ * query or mutation that parses and validates. It skips the Fetch-API conversion and plugin
+ * chain of graphql-yoga and runs graphql-js directly over a per-schema document cache.
+ *
+ * It serves only what it can serve exactly like yoga does (same limits, same error masking,
+ * same status 200 for executed operations). Anything else — other methods or media types,
+ * malformed bodies, syntax or validation errors, subscriptions, failed authentication,
+ * variable coercion errors — is handed to yoga with the already-read body, so behaviour and
+ * the graphql-http audits are unchanged.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  execute,
+  getOperationAST,
+  GraphQLError,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type ValidationRule,
+} from 'graphql';
+import type { Authorizer, Caller } from '../rbac/authorizer.js';
+import type { GraphQLContext } from './context.js';
+import { INTERNAL_MESSAGE, maskError } from './errors.js';
+import { maxAliasesRule, maxDepthRule, type Limits } from './limits.js';
+
+/** Bodies above this get 413 (yoga itself sets no limit). */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+const MAX_CACHED_DOCUMENTS = 1000;
+
+interface Prepared {
+  document: DocumentNode;
+  operations: Map<string | undefined, OperationDefinitionNode | null>;
+}
+
+export interface FastPathDeps {
+  schema(): GraphQLSchema;
+  limits: Limits;
+  authenticate(authorization: string | undefined): Promise<Caller>;
+  authorizer: Authorizer;
+  logError(err: unknown): void;
+}
+
+/** The response media type the fast path would answer with, or undefined to leave it to yoga. */
+function responseType(accept: string | undefined): string | undefined {
+  if (!accept) return 'application/json';
+  for (const part of accept.split(',')) {
+    const type = part.split(';')[0]!.trim().toLowerCase();
+    if (type === 'application/graphql-response+json') return 'application/graphql-response+json; charset=utf-8';
+    if (type === 'application/json' || type === '*/*' || type === 'application/*') return 'application/json; charset=utf-8';
+    if (type === 'text/event-stream' || type === 'multipart/mixed') return undefined;
+  }
+  return undefined;
+}
+
+const isJsonBody = (req: IncomingMessage) => {
+  const ct = (req.headers['content-type'] ?? '').toLowerCase().replace(/\s+/g, '');
+  return ct === 'application/json' || ct === 'application/json;charset=utf-8';
+};
+
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Hands a request whose body was already read to yoga, and copies its answer back. */
+export async function replay(
+  fetchFn: (url: string, init: RequestInit) => Response | Promise<Response>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+): Promise<void> {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined) continue;
+    for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
+  }
+  const response = await fetchFn(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/graphql'}`, {
+    method: req.method,
+    headers,
+    body: new Uint8Array(body),
+  });
+  const out = Buffer.from(await response.arrayBuffer());
+  const outHeaders: Record<string, string> = {};
+  response.headers.forEach((v, k) => {
+    if (k !== 'content-length' && k !== 'transfer-encoding') outHeaders[k] = v;
+  });
+  outHeaders['content-length'] = String(out.length);
+  res.writeHead(response.status, outHeaders);
+  res.end(out);
+}
+
+export type FastPathOutcome =
+  | { handled: true }
+  /** Not read: yoga handles the request as it is. */
+  | { handled: false; body?: undefined }
+  /** Read: yoga must be given this body (see `replay`). */
+  | { handled: false; body: Buffer };
+
+export interface FastPath {
+  /**
+   * Serves the request, or returns the body it read so the caller can hand the request to
+   * yoga (`undefined` body: nothing was read).
+   */
+  serve(req: IncomingMessage, res: ServerResponse): Promise<FastPathOutcome>;
+}
+
+export function createFastPath(deps: FastPathDeps): FastPath {
+  const rules: ValidationRule[] = [...specifiedRules, maxDepthRule(deps.limits.maxDepth), maxAliasesRule(deps.limits.maxAliases)];
+  const caches = new WeakMap<GraphQLSchema, Map<string, Prepared | null>>();
+
+  /** Parses and validates once per (schema, query); null = not for the fast path. */
+  function prepare(schema: GraphQLSchema, query: string): Prepared | null {
+    let cache = caches.get(schema);
+    if (!cache) caches.set(schema, (cache = new Map()));
+    const hit = cache.get(query);
+    if (hit !== undefined) return hit;
+    let prepared: Prepared | null = null;
+    try {
+      const document = parse(query, { maxTokens: deps.limits.maxTokens });
+      if (validate(schema, document, rules).length === 0) prepared = { document, operations: new Map() };
+    } catch {
+      prepared = null; // syntax errors and limits: yoga reports them
+    }
+    if (cache.size >= MAX_CACHED_DOCUMENTS) cache.delete(cache.keys().next().value!);
+    cache.set(query, prepared);
+    return prepared;
+  }
+
+  function operationOf(p: Prepared, name: string | undefined): OperationDefinitionNode | null {
+    const known = p.operations.get(name);
+    if (known !== undefined) return known;
+    const op = getOperationAST(p.document, name) ?? null;
+    p.operations.set(name, op);
+    return op;
+  }
+
+  return {
+    async serve(req, res) {
+      if (req.method !== 'POST' || !isJsonBody(req) || (req.url ?? '').includes('?')) return { handled: false };
+      const type = responseType(req.headers.accept);
+      if (!type) return { handled: false };
+      const body = await readBody(req);
+      if (!body) {
+        const text = JSON.stringify({ errors: [{ message: `The request body exceeds ${MAX_BODY_BYTES} bytes.`, extensions: { code: 'BAD_REQUEST' } }] });
+        res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+        res.end(text);
+        return { handled: true };
+      }
+      let params: { query?: unknown; variables?: unknown; operationName?: unknown; extensions?: unknown };
+      try {
+        params = JSON.parse(body.toString('utf8'));
+      } catch {
+        return { handled: false, body };
+      }
+      if (typeof params !== 'object' || params === null || Array.isArray(params) || typeof params.query !== 'string') {
+        return { handled: false, body };
+      }
+      const { query, variables, operationName } = params;
+      if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) {
+        return { handled: false, body };
+      }
+      if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
+        return { handled: false, body };
+      }
+      if (params.extensions !== undefined && params.extensions !== null && typeof params.extensions !== 'object') {
+        return { handled: false, body };
+      }
+      const schema = deps.schema();
+      const prepared = prepare(schema, query);
+      if (!prepared) return { handled: false, body };
+      const operation = operationOf(prepared, operationName ?? undefined);
+      if (!operation || operation.operation === 'subscription') return { handled: false, body };
+      let caller: Caller;
+      try {
+        caller = await deps.authenticate(req.headers.authorization);
+      } catch {
+        return { handled: false, body }; // yoga answers 401 with its headers
+      }
+      const contextValue: GraphQLContext = { caller, authorizer: deps.authorizer };
+      const result = await execute({
+        schema,
+        document: prepared.document,
+        contextValue,
+        variableValues: variables as Record<string, unknown> | undefined,
+        operationName: operationName ?? undefined,
+      });
+      if (!('data' in result) || result.data === undefined) {
+        // Variable coercion failed before execution: nothing ran, yoga reports it with its status.
+        return { handled: false, body };
+      }
+      const payload: Record<string, unknown> = { data: result.data };
+      if (result.errors?.length) {
+        payload.errors = result.errors.map((e) => {
+          const masked = maskError(e) as GraphQLError;
+          if (masked.message === INTERNAL_MESSAGE) deps.logError(e.originalError ?? e);
+          return masked.toJSON();
+        });
+      }
+      const text = JSON.stringify(payload);
+      res.writeHead(200, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return { handled: true };
+    },
+  };
+}
