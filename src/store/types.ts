@@ -3,7 +3,7 @@
  * storage only through these interfaces; only `server.ts` picks an adapter.
  *
  * Adapters: `mongo/` (MongoDB, production) and `embedded/` (SQLite in SVC_DATA_DIR).
- * Both must pass the shared contract suite in `store/testing/contract.ts`.
+ * Both must pass the shared contract suite in `test/store/contract.ts`.
  */
 import type { ApiObject } from '../registry/object.js';
 
@@ -124,9 +124,14 @@ export interface Store {
   /**
    * Opens (creating if needed) the storage of a model, creates its physical indexes and builds
    * index values for stored objects that lack them (streaming, in batches). Idempotent.
+   * A unique index added over objects that already share a value throws `UniqueViolation`
+   * naming it. Calling it with a changed index set replaces earlier handles of the same key.
+   * Adapters may build `metadata.creationTimestamp` descending whatever its declared order, so
+   * the default sort has an exactly matching index.
    */
   model(model: StorageModel, onProgress?: (p: IndexBuildProgress) => void): Promise<ModelStore>;
   /** Resolves when the backing store answers; rejects (StoreError `Unavailable`) otherwise. */
   ping(): Promise<void>;
+  /** Idempotent. */
   close(): Promise<void>;
 }

@@ -23,6 +23,10 @@
  * failed or was superseded), or, when that cannot be told (owner missing / older), once the
  * claim is older than GRACE_MS (a write in progress finishes well within it). Deletions are
  * conditional on `t`, so a claim that was refreshed meanwhile is never removed.
+ *
+ * On FerretDB conditional deletes/updates are not atomic (cas.ts), so two writers repairing the
+ * same stale claim at the same moment could remove each other's fresh claim; writes of one
+ * object are serialized there by cas.ts, which covers the common case.
  */
 import { randomBytes } from 'node:crypto';
 import { MongoBulkWriteError, type Collection } from 'mongodb';

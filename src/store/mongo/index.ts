@@ -4,14 +4,17 @@
  * Layout per model (document.ts, indexes.ts, claims.ts):
  *   ext.<group|core>.<version>.<plural>      the objects, one document each, `_id` = name
  *   claims.<group|core>.<version>.<plural>   one document per value taken in a unique index
+ *                                            (and, on FerretDB, per write in progress: cas.ts)
  *   _svc_models                              index fingerprints per model
  *
- * Writes are single-document operations: create = insertOne, update = CAS replaceOne on
- * `{_id, v}`, remove = findOneAndDelete on `{_id, v}`. Each successful write is published to
- * the model's in-process ChangeFeed.
+ * Writes are single-document operations: create = insertOne, update = replaceOne and
+ * remove = findOneAndDelete, both compare-and-set on the version (cas.ts); unique values are
+ * claimed before and released after (claims.ts). Each successful write is published to the
+ * model's in-process ChangeFeed.
  */
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type Collection, type Db } from 'mongodb';
+import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
 import { Claims, type ClaimDoc } from './claims.js';
 import { collectionNames, fromDoc, toDoc, uniqueValues, type StoredDoc } from './document.js';
 import { guard, isDuplicateKey } from './errors.js';
@@ -53,6 +56,8 @@ class MongoStore implements Store {
   readonly kind = 'mongodb';
   /** One feed per model key, shared by every ModelStore handed out for it. */
   private readonly feeds = new Map<string, ChangeFeed>();
+  /** Whether the server is FerretDB (non-atomic conditional writes, see cas.ts); asked once. */
+  private ferret?: Promise<boolean>;
 
   constructor(
     private readonly client: MongoClient,
@@ -63,14 +68,28 @@ class MongoStore implements Store {
     const names = collectionNames(model.key);
     const objects = this.db.collection<StoredDoc>(names.objects);
     const claims = new Claims(this.db.collection<ClaimDoc>(names.claims), objects);
-    await guard(async () => {
+    const cas = await guard(async () => {
+      const cas = (await this.isFerret()) ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims)) : atomicCas;
       await ensureCollection(this.db, names.objects);
       await ensureCollection(this.db, names.claims);
-      await syncModel({ objects, claims, models: this.db.collection<ModelRecord>(MODELS_COLLECTION) }, model, onProgress);
+      const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
+      await syncModel({ objects, claims, models, cas }, model, onProgress);
+      return cas;
     });
     let feed = this.feeds.get(model.key);
     if (!feed) this.feeds.set(model.key, (feed = new ChangeFeed()));
-    return new MongoModelStore(model, objects, claims, feed);
+    return new MongoModelStore(model, objects, claims, cas, feed);
+  }
+
+  private isFerret(): Promise<boolean> {
+    this.ferret ??= this.db.command({ buildInfo: 1 }).then(
+      (info) => typeof info.ferretdbVersion === 'string',
+      (e: unknown) => {
+        this.ferret = undefined; // ask again next time
+        throw e;
+      },
+    );
+    return this.ferret;
   }
 
   async ping(): Promise<void> {
@@ -89,6 +108,7 @@ class MongoModelStore implements ModelStore {
     readonly model: StorageModel,
     private readonly objects: Collection<StoredDoc>,
     private readonly claims: Claims,
+    private readonly cas: Cas,
     private readonly feed: ChangeFeed,
   ) {}
 
@@ -126,8 +146,16 @@ class MongoModelStore implements ModelStore {
       const acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(this.model, doc));
       // Compare-and-set: replaces only the version we read (and the same incarnation).
       const { _id, ...replacement } = doc;
-      const r = await this.objects.replaceOne({ _id, v: expectedVersion, g: current.g }, replacement);
-      if (r.matchedCount === 0) {
+      let replaced: true | null;
+      try {
+        replaced = await this.cas.run(name, current.g, expectedVersion, async (filter) =>
+          (await this.objects.replaceOne(filter, replacement)).matchedCount ? true : null,
+        );
+      } catch (e) {
+        await this.claims.releaseAcquired(acquired);
+        throw e;
+      }
+      if (!replaced) {
         await this.claims.releaseAcquired(acquired);
         const now = await this.objects.findOne({ _id: name }, { projection: { _id: 1 } });
         throw now ? conflict(name, expectedVersion) : notFound(name);
@@ -142,7 +170,10 @@ class MongoModelStore implements ModelStore {
 
   remove(name: string, expectedVersion: number): Promise<void> {
     return guard(async () => {
-      const doc = await this.objects.findOneAndDelete({ _id: name, v: expectedVersion });
+      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1 } });
+      if (!current) throw notFound(name);
+      if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
+      const doc = await this.cas.run(name, current.g, expectedVersion, (filter) => this.objects.findOneAndDelete(filter));
       if (!doc) {
         const now = await this.objects.findOne({ _id: name }, { projection: { _id: 1 } });
         throw now ? conflict(name, expectedVersion) : notFound(name);

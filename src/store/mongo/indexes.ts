@@ -13,12 +13,19 @@
  * bulkWrite per batch: never all objects in memory); removed indexes are dropped.
  */
 import type { Collection, Db, IndexDescription } from 'mongodb';
+import type { Cas } from './cas.js';
 import type { Claims } from './claims.js';
 import { CREATION_INDEX, enc, fromDoc, indexFields, secondaryIndexes, uniqueValues, type StoredDoc } from './document.js';
 import type { IndexBuildProgress, IndexDescriptor, StorageModel } from '../types.js';
 
 export const MODELS_COLLECTION = '_svc_models';
 export const BATCH_SIZE = 500;
+/**
+ * FerretDB 1.24 (SQLite) hangs, and blocks the database for good, on an `update` command with
+ * 100 or more statements (each statement holds one of its 100 pooled SQLite connections), so
+ * a batch is written as several bulkWrites.
+ */
+const UPDATES_PER_COMMAND = 50;
 
 /** An array, not a map: index names contain `.`, which is not allowed in field names. */
 export interface ModelRecord {
@@ -67,6 +74,7 @@ export interface SyncContext {
   objects: Collection<StoredDoc>;
   claims: Claims;
   models: Collection<ModelRecord>;
+  cas: Cas;
 }
 
 /** Brings the collection's indexes and stored index values in line with `model`. Idempotent. */
@@ -114,9 +122,7 @@ async function rebuildValues(
   const touched = [...new Set([...rebuild, ...reclaim])];
   const uniqueModel: StorageModel = { ...model, indexes: reclaim };
   let processed = 0;
-  let batch: Pick<StoredDoc, '_id' | 'v' | 'g' | 'o'>[] = [];
-
-  const flush = async () => {
+  const flush = async (batch: Pick<StoredDoc, '_id' | 'v' | 'g' | 'o'>[]) => {
     const ops = [];
     for (const doc of batch) {
       const fields = indexFields(model, fromDoc(doc), touched);
@@ -135,26 +141,33 @@ async function rebuildValues(
         }
         const update = { ...(Object.keys($set).length && { $set }), ...(Object.keys($unset).length && { $unset }) };
         // Conditional on the version: an object written meanwhile already has fresh values.
-        ops.push({ updateOne: { filter: { _id: doc._id, v: doc.v }, update } });
+        ops.push({ updateOne: { filter: ctx.cas.rebuildFilter(doc._id, doc.v), update } });
       }
       // A unique index built over existing objects that share a value fails here
       // (UniqueViolation naming the index), like MongoDB's unique index build would.
       await ctx.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(uniqueModel, fields));
     }
-    if (ops.length) await ctx.objects.bulkWrite(ops, { ordered: false });
+    for (let k = 0; k < ops.length; k += UPDATES_PER_COMMAND) {
+      await ctx.objects.bulkWrite(ops.slice(k, k + UPDATES_PER_COMMAND), { ordered: false });
+    }
     processed += batch.length;
-    batch = [];
     for (const d of touched) onProgress?.({ index: d.name, processed });
   };
 
-  const cursor = ctx.objects.find({}, { projection: { _id: 1, v: 1, g: 1, o: 1 }, batchSize: BATCH_SIZE });
-  try {
-    for await (const doc of cursor) {
-      batch.push(doc);
-      if (batch.length >= BATCH_SIZE) await flush();
-    }
-    if (batch.length) await flush();
-  } finally {
-    await cursor.close();
+  // A cursor over `_id` in pages (keyset pagination) rather than one long-lived server cursor:
+  // each page is read completely before its writes, so no read stays open across them (on
+  // FerretDB/SQLite an open read pins the WAL and slows every later write). On MongoDB each
+  // page is an `_id` index range scan.
+  let after: string | undefined;
+  for (;;) {
+    const batch = await ctx.objects
+      .find(after === undefined ? {} : { _id: { $gt: after } }, { projection: { _id: 1, v: 1, g: 1, o: 1 }, batchSize: BATCH_SIZE })
+      .sort({ _id: 1 })
+      .limit(BATCH_SIZE)
+      .toArray();
+    if (batch.length === 0) break;
+    after = batch.at(-1)!._id;
+    await flush(batch);
+    if (batch.length < BATCH_SIZE) break;
   }
 }
