@@ -46,6 +46,8 @@ export const sortCol = (k: number) => `s_${k}`;
 
 /** SQLite compares TEXT bytewise (UTF-8), i.e. by code point; JS `<` compares UTF-16 units. */
 const byCodePoint = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+/** Rows counted at most when estimating which side-table requirement to drive a list from. */
+const DRIVER_ESTIMATE_CAP = 2000;
 
 /** Index values of one object, per secondary index: de-duplicated values and the sort key. */
 interface Derived {
@@ -246,10 +248,15 @@ export class EmbeddedModelStore implements ModelStore {
     const sideFilter = q.where.some((r) => r.index !== NAME_INDEX && r.values.length && (r.op === 'in' || r.op === 'notin'));
     if (q.limit === undefined || !sideFilter) return page(false);
     const total = this.count(q.where);
-    const all = this.stmts.get(`SELECT COUNT(*) FROM ${this.o}`, true).get() as number;
+    // An upper bound is enough for the heuristic: MAX(rowid) is one B-tree step, COUNT(*) a scan.
+    const all = (this.stmts.get(`SELECT COALESCE(MAX(rowid), 0) FROM ${this.o}`, true).get() as number) || 1;
     // Probing visits about (offset+limit)·all/total index entries (~0.4µs each); driving handles
     // `total` matches, each costing a few B-tree lookups and a sort insert (~2.5µs).
-    const probe = (offset + q.limit) * all < 5 * total * total;
+    // When the leading sort index is itself filtered, matches sit together along it rather than
+    // spread evenly, so probing could walk most of the index: drive instead.
+    const lead = q.sort[0]?.index;
+    const sortFiltered = q.where.some((r) => r.index === lead && r.op === 'in');
+    const probe = !sortFiltered && (offset + q.limit) * all < 5 * total * total;
     return { ...page(probe), total };
   }
 
@@ -282,6 +289,9 @@ export class EmbeddedModelStore implements ModelStore {
   private compileWhere(reqs: IndexRequirement[], probe: boolean): { where: string; params: string[] } {
     const conds: string[] = [];
     const params: string[] = [];
+    // SQLite has no per-value statistics for the side table, so it would drive from whichever
+    // `IN (SELECT …)` comes first. Drive from the smallest `in` instead and probe the others.
+    const driver = probe ? undefined : this.pickDriver(reqs);
     for (const r of reqs) {
       const negate = r.op === 'notin';
       if (r.op === 'in' || r.op === 'notin') {
@@ -295,7 +305,7 @@ export class EmbeddedModelStore implements ModelStore {
         else {
           const k = this.secondary(r.index).k;
           conds.push(
-            probe
+            probe || (driver !== undefined && r !== driver)
               ? `${negate ? 'NOT EXISTS' : 'EXISTS'} (SELECT 1 FROM ${this.i} WHERE k = ${k} AND value IN (${marks}) AND name = o.name)`
               : `o.name ${negate ? 'NOT IN' : 'IN'} (SELECT name FROM ${this.i} WHERE k = ${k} AND value IN (${marks}))`,
           );
@@ -309,6 +319,21 @@ export class EmbeddedModelStore implements ModelStore {
       }
     }
     return { where: conds.length ? ` WHERE ${conds.join(' AND ')}` : '', params };
+  }
+
+  /** The side-table `in` requirement with the fewest rows (counted up to a bound), if any. */
+  private pickDriver(reqs: IndexRequirement[]): IndexRequirement | undefined {
+    const candidates = reqs.filter((r) => r.op === 'in' && r.index !== NAME_INDEX && r.values.length > 0);
+    if (candidates.length < 2) return candidates[0];
+    let best: IndexRequirement | undefined;
+    let fewest = Infinity;
+    for (const r of candidates) {
+      const marks = r.values.map(() => '?').join(', ');
+      const sql = `SELECT COUNT(*) FROM (SELECT 1 FROM ${this.i} WHERE k = ${this.secondary(r.index).k} AND value IN (${marks}) LIMIT ${DRIVER_ESTIMATE_CAP})`;
+      const n = this.stmts.get(sql, true).get(...r.values) as number;
+      if (n < fewest) [best, fewest] = [r, n];
+    }
+    return best;
   }
 
   /** NULL sorts first ascending and last descending in SQLite, which is what the port asks. */
