@@ -33,6 +33,12 @@ export interface BaselineChildConfig {
 interface ListArgs {
   /** [index, value] pairs, ANDed: labels first, then fields (the gateway's order). */
   where: [string, string][];
+  /**
+   * embedded only, `&plan=selective` (scenario raw-list-opt, informational): drive from the
+   * most selective side-table requirement (range counts capped at 1,000) and probe the others
+   * with EXISTS, for both COUNT and page. What the gateway's SQL could do (see RESULTS.md).
+   */
+  selective: boolean;
   sortIndex: string;
   desc: boolean;
   page: number;
@@ -54,7 +60,14 @@ function parseArgs(q: URLSearchParams): ListArgs {
     where.push([f.slice(0, eq), f.slice(eq + 1)]);
   }
   const [sortIndex = 'metadata.creationTimestamp', dir = 'asc'] = (q.get('sort') ?? '').split(',');
-  return { where, sortIndex, desc: dir === 'desc', page: Number(q.get('page') ?? 1), size: Number(q.get('size') ?? 20) };
+  return {
+    where,
+    selective: q.get('plan') === 'selective',
+    sortIndex,
+    desc: dir === 'desc',
+    page: Number(q.get('page') ?? 1),
+    size: Number(q.get('size') ?? 20),
+  };
 }
 
 function openEmbedded(c: BaselineChildConfig): Backend {
@@ -87,10 +100,37 @@ function openEmbedded(c: BaselineChildConfig): Backend {
     }
     return st;
   };
+  // The selective plan: estimate each requirement's matches from its side-table range (capped),
+  // drive from the smallest, probe the others per candidate.
+  const rangeCount = db.prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM ${i} WHERE k = ? AND value = ? LIMIT 1000)`).pluck();
+  const selectiveStatements = new Map<string, { count: Database.Statement; page: Database.Statement }>();
+  const selective = (a: ListArgs) => {
+    const sizes = a.where.map(([index, value]) => rangeCount.get(k(index), value) as number);
+    const order = a.where.map((_, j) => j).sort((x, y) => sizes[x]! - sizes[y]!);
+    const key = `${order.map((j) => a.where[j]![0]).join('|')}|${a.sortIndex}|${a.desc}`;
+    let st = selectiveStatements.get(key);
+    if (!st) {
+      const [first, ...rest] = order.map((j) => a.where[j]![0]);
+      const probes = rest.map((index) => ` AND EXISTS (SELECT 1 FROM ${i} AS b WHERE b.k = ${k(index)} AND b.value = ? AND b.name = d.name)`).join('');
+      const from = `FROM ${i} AS d WHERE d.k = ${k(first!)} AND d.value = ?${probes}`;
+      const dir = a.desc ? 'DESC' : 'ASC';
+      const orderBy = a.sortIndex === 'metadata.name' ? `o.name ${dir}` : `o.s_${k(a.sortIndex)} ${dir}, o.name ${dir}`;
+      st = {
+        // One side-table row per (object, value): a single value per requirement counts each object once.
+        count: db.prepare(`SELECT COUNT(*) ${from}`).pluck(),
+        page: db
+          .prepare(`SELECT o.data FROM ${i} AS d CROSS JOIN ${o} AS o ON o.name = d.name WHERE d.k = ${k(first!)} AND d.value = ?${probes} ORDER BY ${orderBy} LIMIT ? OFFSET ?`)
+          .pluck(),
+      };
+      selectiveStatements.set(key, st);
+    }
+    return { st, values: order.map((j) => a.where[j]![1]) };
+  };
   const get = db.prepare(`SELECT data FROM ${o} WHERE name = ?`).pluck();
   const read = db.transaction((a: ListArgs) => {
-    const st = prepared(a);
-    const values = a.where.map((w) => w[1]);
+    let st = prepared(a);
+    let values = a.where.map((w) => w[1]);
+    if (a.selective) ({ st, values } = selective(a));
     const total = st.count.get(...values) as number;
     const rows = st.page.all(...values, a.size, (a.page - 1) * a.size) as string[];
     return { items: rows.map((r) => JSON.parse(r) as unknown), total };

@@ -24,7 +24,7 @@ export interface Memory {
   rss: number;
   /** VmHWM (peak RSS) from /proc/<pid>/status, bytes. */
   hwm: number;
-  /** process.memoryUsage() reported by the child over IPC. */
+  /** process.memoryUsage() reported by the child over IPC, after a full GC when it has --expose-gc. */
   self?: NodeJS.MemoryUsage;
 }
 
@@ -52,7 +52,8 @@ export class BenchChild {
   static async start(name: string, file: string, config: unknown, execArgv: string[] = [], timeoutMs = 300_000): Promise<BenchChild> {
     const proc = fork(join(libDir, file), [], {
       execArgv: ['--import', 'tsx', ...execArgv],
-      env: { ...process.env, [CHILD_CONFIG_ENV]: JSON.stringify(config) },
+      // NODE_ENV=production as `npm start` (src/cli.ts) sets it: graphql-js skips its dev-only checks.
+      env: { ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'production', [CHILD_CONFIG_ENV]: JSON.stringify(config) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     live.add(proc);
@@ -85,7 +86,7 @@ export class BenchChild {
     return this.proc.pid!;
   }
 
-  /** RSS from /proc (authoritative) plus the child's own process.memoryUsage(). */
+  /** RSS from /proc (as the load left it) first, then the child's process.memoryUsage() (after GC). */
   async memory(): Promise<Memory> {
     const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
     const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
@@ -140,7 +141,11 @@ export function serveChildProtocol(url: string, close: () => Promise<void>): voi
     );
   };
   process.on('message', (m: { type?: string }) => {
-    if (m?.type === 'mem') process.send?.({ type: 'mem', mem: process.memoryUsage() } satisfies ChildMessage);
+    if (m?.type === 'mem') {
+      // With --expose-gc: a full collection first, so heapUsed is what is really retained.
+      (globalThis as { gc?: () => void }).gc?.();
+      process.send?.({ type: 'mem', mem: process.memoryUsage() } satisfies ChildMessage);
+    }
     else if (m?.type === 'stop') shutdown();
   });
   process.on('disconnect', shutdown);

@@ -1,17 +1,18 @@
 /**
  * The benchmark data set and the measured requests.
  *
- * Object i (0-based) of the Person model:
+ * Object i (0-based) of the Person model, with n = i % 250 and h = ⌊i / 250⌋ % 2:
  *   metadata.name   person-<i, 6 digits>
- *   spec.name       NAMES[i % 25]                     25 names → each matches 4 % of the objects
- *   labels          people.example.com/team = team-<(n + 5·h) % 10>, n = i % 25, h = ⌊i/25⌋ % 2
+ *   spec.name       NAMES[n]                 250 names: each matches 0.4 % of the objects
+ *   labels          people.example.com/team = team-<(n + 5h) % 10>   (10 teams, 10 % each)
  *                   people.example.com/tier = tier-<i % 3>
  *
- * Each name is spread over two teams, each team holds 10 % of the objects, and a (name, its
- * first team) pair selects exactly 2 % of them: 20 objects at 1,000 (a full page of 20) and
- * 2,000 at 100,000. So the measured page is full at every size ≥ 1,000 while the number of
- * matches grows with the data, which is what an index-served list must be insensitive to.
- * The pattern repeats every 50 objects, so every prefix of 50·k objects has exact proportions.
+ * Each name is spread over two teams, so the measured selector pair (a name and the first of
+ * its teams) matches 0.2 % of the objects: 2 at 1,000 and 200 at 100,000, where the name alone
+ * matches 400 and the team alone 10,000. The number of matches grows with the data (as it
+ * would in real use) but stays small, so an index-served list has little to count, sort and
+ * return: a page of 20 (full at 100k; 2 items at 1k). The pattern repeats every 500 objects,
+ * so every multiple of 500 has exact proportions.
  */
 export const GROUP = 'people.example.com';
 export const VERSION = 'v1alpha1';
@@ -19,9 +20,12 @@ export const PLURAL = 'persons';
 export const COLLECTION_PATH = `/apis/${GROUP}/${VERSION}/${PLURAL}`;
 export const TEAM_LABEL = `${GROUP}/team`;
 
-const FIRST = ['Ada', 'Alan', 'Barbara', 'Edsger', 'Grace'];
-const LAST = ['Hopper', 'Knuth', 'Lovelace', 'Turing', 'Wirth'];
-/** 25 distinct spec.name values (no spaces or selector-reserved characters, so no escaping). */
+const FIRST = ['Ada', 'Alan', 'Barbara', 'Donald', 'Edsger', 'Frances', 'Grace', 'John', 'Margaret', 'Niklaus'];
+const LAST = [
+  'Allen', 'Backus', 'Cerf', 'Dijkstra', 'Engelbart', 'Floyd', 'Gray', 'Hamilton', 'Hoare', 'Hopper', 'Iverson', 'Kahn',
+  'Kay', 'Knuth', 'Lamport', 'Liskov', 'Lovelace', 'McCarthy', 'Naur', 'Perlis', 'Ritchie', 'Sammet', 'Thompson', 'Turing', 'Wirth',
+];
+/** 250 distinct spec.name values (no spaces or selector-reserved characters, so no escaping). */
 export const NAMES = FIRST.flatMap((f) => LAST.map((l) => `${f}-${l}`));
 
 export const objectName = (i: number) => `person-${String(i).padStart(6, '0')}`;
@@ -50,7 +54,7 @@ export interface ListQuery {
  * the alphabet (the sort is on spec.name, so where the matches sit in the sort order matters),
  * each with the first team it is spread over.
  */
-export const LIST_QUERIES: ListQuery[] = [0, 6, 12, 18, 24].map((n) => ({ name: NAMES[n]!, team: teamOf(n) }));
+export const LIST_QUERIES: ListQuery[] = [0, 62, 125, 187, 249].map((n) => ({ name: NAMES[n]!, team: teamOf(n) }));
 
 export interface ListRequestOptions {
   page: number;

@@ -44,7 +44,12 @@ export class HttpClient {
     this.agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
   }
 
-  request(spec: RequestSpec, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer }> {
+  /**
+   * Sends one request. A keep-alive socket the server closed while idle (its keepAliveTimeout)
+   * can fail on reuse with ECONNRESET before anything was processed: retried once, as the
+   * Node.js documentation recommends (`request.reusedSocket`).
+   */
+  request(spec: RequestSpec, headers: Record<string, string> = {}, retry = true): Promise<{ status: number; body: Buffer }> {
     return new Promise((resolve, reject) => {
       const h: Record<string, string | number> = { ...headers };
       let payload: Buffer | undefined;
@@ -62,7 +67,10 @@ export class HttpClient {
           res.on('error', reject);
         },
       );
-      req.on('error', reject);
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        if (retry && req.reusedSocket && e.code === 'ECONNRESET') this.request(spec, headers, false).then(resolve, reject);
+        else reject(e);
+      });
       req.end(payload);
     });
   }

@@ -1,4 +1,5 @@
 /** What the numbers were measured on. */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import Database from 'better-sqlite3';
@@ -11,6 +12,19 @@ export interface MachineInfo {
   os: string;
   loadavg: string;
   sqlite: string;
+  /** Commit of the gateway under test, plus uncommitted changes to src/ and plugins/. */
+  code: string;
+}
+
+function codeVersion(): string {
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    const head = git('log', '-1', '--format=%h %s');
+    const dirty = git('status', '--porcelain', '--', 'src', 'plugins').split('\n').filter(Boolean);
+    return `${head}${dirty.length ? ` + uncommitted changes in ${dirty.length} file(s) under src/ or plugins/` : ''}`;
+  } catch {
+    return 'unknown (no git)';
+  }
 }
 
 export function machineInfo(): MachineInfo {
@@ -31,5 +45,6 @@ export function machineInfo(): MachineInfo {
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     loadavg: os.loadavg().map((l) => l.toFixed(2)).join(' '),
     sqlite,
+    code: codeVersion(),
   };
 }

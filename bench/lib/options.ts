@@ -5,6 +5,8 @@ export type StoreKind = 'embedded' | 'mongodb';
 
 export interface BenchOptions {
   sizes: number[];
+  /** Every size ≤ 10,000: smaller defaults for requests, rounds, warm-up and time budget. */
+  quick: boolean;
   stores: StoreKind[];
   /** Measured requests per scenario and round (may be lowered by maxSeconds, see below). */
   requests: number;
@@ -24,21 +26,25 @@ export interface BenchOptions {
   pageSize: number;
   /** When set, the gateway child runs with --cpu-prof writing into this directory. */
   cpuProfDir?: string;
+  /** Scenario ids to run (default all); ratios needing a skipped scenario are left out. */
+  scenarios?: string[];
 }
 
 const HELP = `npm run bench [-- options]   (each option also as an environment variable)
+Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
 
   --sizes=1000,100000          BENCH_SIZES            object counts, ascending; grown in place
   --stores=embedded,mongodb    BENCH_STORES           mongodb = MONGODB_URL, else FerretDB via scripts/ferretdb.ts
-  --requests=2000              BENCH_REQUESTS         measured requests per scenario and round
+  --requests=2000 [500]        BENCH_REQUESTS         measured requests per scenario and round
   --concurrency=8              BENCH_CONCURRENCY      requests in flight
-  --rounds=3                   BENCH_ROUNDS           interleaved rounds; medians are reported
-  --warmup=300                 BENCH_WARMUP           warm-up requests per scenario
-  --max-seconds=15             BENCH_MAX_SECONDS      time budget per measured run (lowers requests for slow scenarios)
-  --min-requests=2×concurrency BENCH_MIN_REQUESTS     floor for the above
+  --rounds=3 [2]               BENCH_ROUNDS           interleaved rounds; medians are reported
+  --warmup=300 [50]            BENCH_WARMUP           warm-up requests per scenario
+  --max-seconds=15 [1]         BENCH_MAX_SECONDS      time budget per measured run (lowers requests for slow scenarios)
+  --min-requests=2×conc. [1×]  BENCH_MIN_REQUESTS     floor for the above
   --seed-concurrency=16        BENCH_SEED_CONCURRENCY creates in flight while seeding
   --page=1 --page-size=20      BENCH_PAGE, BENCH_PAGE_SIZE
   --cpu-prof=DIR               BENCH_CPU_PROF         profile the gateway child (node --cpu-prof) into DIR
+  --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt
 `;
 
 function int(name: string, text: string, min = 1): number {
@@ -64,6 +70,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
       page: { type: 'string' },
       'page-size': { type: 'string' },
       'cpu-prof': { type: 'string' },
+      scenarios: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -83,18 +90,23 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
   for (const s of stores) if (s !== 'embedded' && s !== 'mongodb') throw new Error(`unknown store "${s}" (embedded, mongodb)`);
   const cpuProf = values['cpu-prof'] ?? env.BENCH_CPU_PROF;
   const concurrency = int('BENCH_CONCURRENCY', get('concurrency', 'BENCH_CONCURRENCY', '8'));
+  // Quick mode (every size ≤ 10,000, e.g. BENCH_SIZES=200,2000): smaller defaults so both stores
+  // finish in about a minute. Explicit options still win.
+  const quick = Math.max(...sizes) <= 10_000;
   return {
     sizes: [...new Set(sizes)],
     stores: stores as StoreKind[],
-    requests: int('BENCH_REQUESTS', get('requests', 'BENCH_REQUESTS', '2000')),
+    quick,
+    requests: int('BENCH_REQUESTS', get('requests', 'BENCH_REQUESTS', quick ? '500' : '2000')),
     concurrency,
-    rounds: int('BENCH_ROUNDS', get('rounds', 'BENCH_ROUNDS', '3')),
-    warmup: int('BENCH_WARMUP', get('warmup', 'BENCH_WARMUP', '300'), 0),
-    maxSeconds: Number(get('max-seconds', 'BENCH_MAX_SECONDS', '15')),
-    minRequests: int('BENCH_MIN_REQUESTS', get('min-requests', 'BENCH_MIN_REQUESTS', String(2 * concurrency))),
+    rounds: int('BENCH_ROUNDS', get('rounds', 'BENCH_ROUNDS', quick ? '2' : '3')),
+    warmup: int('BENCH_WARMUP', get('warmup', 'BENCH_WARMUP', quick ? '50' : '300'), 0),
+    maxSeconds: Number(get('max-seconds', 'BENCH_MAX_SECONDS', quick ? '1' : '15')),
+    minRequests: int('BENCH_MIN_REQUESTS', get('min-requests', 'BENCH_MIN_REQUESTS', String(quick ? concurrency : 2 * concurrency))),
     seedConcurrency: int('BENCH_SEED_CONCURRENCY', get('seed-concurrency', 'BENCH_SEED_CONCURRENCY', '16')),
     page: int('BENCH_PAGE', get('page', 'BENCH_PAGE', '1')),
     pageSize: int('BENCH_PAGE_SIZE', get('page-size', 'BENCH_PAGE_SIZE', '20')),
     cpuProfDir: cpuProf ? cpuProf : undefined,
+    scenarios: (values.scenarios ?? env.BENCH_SCENARIOS)?.split(',').map((x) => x.trim()).filter(Boolean),
   };
 }

@@ -34,6 +34,29 @@ function frameKey(f: CallFrame): string {
   return `${f.functionName || '(anonymous)'} ${where ? `${where}:${f.lineNumber + 1}` : ''}`.trim();
 }
 
+/** Non-idle sampled microseconds of a profile. */
+export function busyMicros(file: string): number {
+  const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const idle = new Set(p.nodes.filter((n) => ['(idle)', '(program)'].includes(n.callFrame.functionName)).map((n) => n.id));
+  let us = 0;
+  for (let i = 0; i < p.samples.length; i++) if (!idle.has(p.samples[i]!)) us += p.timeDeltas[i] ?? 0;
+  return us;
+}
+
+/**
+ * `node --cpu-prof` writes one profile per thread; with `--import tsx` the module-loader worker
+ * has its own. The main thread is the busiest one.
+ */
+export function busiestProfile(files: string[]): string | undefined {
+  let best: string | undefined;
+  let bestUs = -1;
+  for (const f of files) {
+    const us = busyMicros(f);
+    if (us > bestUs) [best, bestUs] = [f, us];
+  }
+  return best;
+}
+
 export function summarize(file: string, top = 25): string {
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
@@ -76,10 +99,25 @@ export function summarize(file: string, top = 25): string {
   };
   walk(root.id, new Set());
 
+  // Self time per package (node_modules/<pkg>), project dir, or node internals.
+  const byPackage = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    const f = byId.get(id)!.callFrame;
+    let pkg: string;
+    const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(?!.*node_modules\/)/.exec(f.url);
+    if (nm) pkg = nm[1]!;
+    else if (f.url.startsWith('file://')) pkg = relative(repoRoot, fileURLToPath(f.url)).split('/')[0] ?? '?';
+    else if (f.url.startsWith('node:')) pkg = 'node internals';
+    else pkg = f.functionName.startsWith('(') ? f.functionName : 'native (syscalls, JSON, …)';
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
+  }
+
   const pct = (us: number) => `${((us / totalUs) * 100).toFixed(1).padStart(5)}%`;
   const lines: string[] = [];
   const idleUs = idle.reduce((a, n) => a + (selfUs.get(n.id) ?? 0), 0);
   lines.push(`profile ${file}: ${(totalUs / 1e6).toFixed(1)} s sampled, idle/program/gc ${pct(idleUs)}`);
+  lines.push('self time by package:');
+  for (const [k, us] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 14)) lines.push(`  ${pct(us)}  ${k}`);
   lines.push(`top ${top} by self time:`);
   for (const [k, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`  ${pct(us)}  ${k}`);
   lines.push(`top ${top} project frames (src/) by inclusive time:`);

@@ -15,9 +15,20 @@ export type Authenticate = (authorization: string | undefined) => Promise<Caller
 const digest = (s: string) => createHash('sha256').update(s).digest();
 const same = (a: string, b: string) => timingSafeEqual(digest(a), digest(b));
 
+/** Recently accepted header values, so repeated requests skip decoding and hashing. */
+const MAX_REMEMBERED = 256;
+
 export function createAuthenticator(admin: { username: string; password: string }): Authenticate {
+  const accepted = new Map<string, Caller>();
+  const remember = (authorization: string, caller: Caller): Caller => {
+    if (accepted.size >= MAX_REMEMBERED) accepted.delete(accepted.keys().next().value!);
+    accepted.set(authorization, caller);
+    return caller;
+  };
   return async (authorization) => {
     if (authorization === undefined || authorization.trim() === '') return ANONYMOUS;
+    const known = accepted.get(authorization);
+    if (known) return known;
     const [scheme, value = ''] = authorization.trim().split(/\s+/, 2) as [string, string?];
     if (scheme.toLowerCase() === 'basic') {
       let decoded: string;
@@ -31,7 +42,11 @@ export function createAuthenticator(admin: { username: string; password: string 
       const user = decoded.slice(0, colon);
       const password = decoded.slice(colon + 1);
       if (same(user, admin.username) && same(password, admin.password)) {
-        return { username: admin.username, authenticated: true, roles: ['super-role', 'authenticated', 'anonymous'] };
+        return remember(authorization, {
+          username: admin.username,
+          authenticated: true,
+          roles: ['super-role', 'authenticated', 'anonymous'],
+        });
       }
       throw new Unauthenticated('invalid username or password');
     }
