@@ -21,7 +21,7 @@ import { PLATFORM_MODELS } from './registry/platform.js';
 import { Registry } from './registry/registry.js';
 import { parseRequestInfo } from './request/requestinfo.js';
 import { handleResource, resolveEntry } from './rest/handler.js';
-import { sendJson, sendProblem, toProblem } from './rest/problem.js';
+import { rejectUpgrade, sendJson, sendProblem } from './rest/problem.js';
 import { socketWatch, watchOptions } from './rest/watch-stream.js';
 import { createEmbeddedStore } from './store/embedded/index.js';
 import { createMongoStore } from './store/mongo/index.js';
@@ -106,16 +106,6 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
 
   const watchSockets = new WebSocketServer({ noServer: true });
 
-  /** Rejects an upgrade with a plain HTTP problem response. */
-  function refuse(socket: Duplex, err: unknown, instance: string): void {
-    const apiErr = toApiError(err);
-    const body = JSON.stringify(toProblem(apiErr, instance));
-    socket.end(
-      `HTTP/1.1 ${apiErr.status} ${apiErr.title}\r\ncontent-type: application/problem+json\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
-  }
-
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (url.pathname === '/graphql') return graphql.handleUpgrade(req, socket, head);
@@ -144,7 +134,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         return;
       }
       if (err.status >= 500) logError(e);
-      refuse(socket, err, url.pathname);
+      rejectUpgrade(socket, err, url.pathname);
     }
   }
 

@@ -10,11 +10,11 @@ import { GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { toApiError, Unauthenticated } from '../errors/index.js';
+import { Unauthenticated } from '../errors/index.js';
 import type { ModelEntry } from '../operations/index.js';
 import type { Authorizer, Caller } from '../rbac/authorizer.js';
 import type { Model } from '../registry/model.js';
-import { toProblem } from '../rest/problem.js';
+import { rejectUpgrade } from '../rest/problem.js';
 import { buildGatewaySchema, checkNames, type BuildOptions } from './build-schema.js';
 import type { GraphQLContext } from './context.js';
 import { maskError, toGraphQLError, WWW_AUTHENTICATE } from './errors.js';
@@ -110,18 +110,6 @@ const useCurrentSchema = (holder: SchemaHolder): Plugin => ({
     setSchema(holder.current());
   },
 });
-
-/** Refuses a WebSocket upgrade with the same problem+json body REST errors have. */
-function rejectUpgrade(socket: Duplex, thrown: unknown): void {
-  const err = toApiError(thrown);
-  const body = JSON.stringify(toProblem(err, '/graphql'));
-  socket.end(
-    `HTTP/1.1 ${err.status} ${err.title}\r\n` +
-      (err.status === 401 ? `WWW-Authenticate: ${WWW_AUTHENTICATE}\r\n` : '') +
-      'Content-Type: application/problem+json\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
-}
 
 export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const { registry, authorizer, authenticate } = options;
@@ -233,7 +221,8 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
           try {
             caller = await authenticate(header);
           } catch (err) {
-            rejectUpgrade(socket, err);
+            const unauthenticated = err instanceof Unauthenticated;
+            rejectUpgrade(socket, err, '/graphql', unauthenticated ? { 'WWW-Authenticate': WWW_AUTHENTICATE } : {});
             return;
           }
         }

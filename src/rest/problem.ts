@@ -1,5 +1,6 @@
 /** The one REST error mapper: anything thrown → application/problem+json (RFC 9457). */
 import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { ApiError, MethodNotAllowed, toApiError } from '../errors/index.js';
 
 export interface Problem {
@@ -40,4 +41,17 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
+}
+
+/** Refuses a WebSocket upgrade with a plain HTTP problem response on the raw socket. */
+export function rejectUpgrade(socket: Duplex, thrown: unknown, instance: string, headers: Record<string, string> = {}): void {
+  const err = toApiError(thrown);
+  const body = JSON.stringify(toProblem(err, instance));
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${err.status} ${err.title}\r\n${extra}content-type: application/problem+json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

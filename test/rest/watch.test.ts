@@ -1,0 +1,92 @@
+/**
+ * REST watch over WebSocket on a collection path (CONTRACT §4), embedded store. The change feed
+ * is per process for now; cross-process watch is the watch issue's.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+const PERSONS = '/apis/people.example.com/v1alpha1/persons';
+
+function open(gw: TestGateway, query = '') {
+  const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}${PERSONS}${query}`);
+  const events: any[] = [];
+  ws.on('message', (data) => events.push(JSON.parse(String(data))));
+  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.on('open', () => resolve());
+    ws.on('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    ws.on('error', reject);
+  });
+  const until = async (n: number) => {
+    for (let i = 0; i < 200 && events.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+    return events;
+  };
+  return { ws, events, opened, closed, until };
+}
+
+describe('REST watch over WebSocket', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway('embedded');
+    await call(gw, 'POST', PERSONS, { metadata: { name: 'w1', labels: { 'people.example.com/t': 'a' } }, spec: { name: 'One' } });
+  });
+  afterAll(() => gw?.dispose());
+
+  it('opens with ADDED for current matches, then streams changes; selectors turn transitions into ADDED/DELETED', async () => {
+    const w = open(gw, '?watch=true&labelSelector=people.example.com/t=a');
+    await w.opened;
+    expect((await w.until(1))[0]).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'w1' } } });
+    await call(gw, 'POST', PERSONS, { metadata: { name: 'w2', labels: { 'people.example.com/t': 'a' } }, spec: { name: 'Two' } });
+    await call(gw, 'POST', PERSONS, { metadata: { name: 'other' }, spec: { name: 'Other' } });
+    await call(gw, 'PATCH', `${PERSONS}/w2`, { metadata: { labels: { 'people.example.com/t': 'b' } } }, { 'content-type': 'application/merge-patch+json' });
+    await call(gw, 'PATCH', `${PERSONS}/other`, { metadata: { labels: { 'people.example.com/t': 'a' } } }, { 'content-type': 'application/merge-patch+json' });
+    await call(gw, 'DELETE', `${PERSONS}/w1`);
+    const events = await w.until(5);
+    expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([
+      ['ADDED', 'w1'],
+      ['ADDED', 'w2'],
+      ['DELETED', 'w2'],
+      ['ADDED', 'other'],
+      ['DELETED', 'w1'],
+    ]);
+    expect(new Set(events.slice(1).map((e) => e.resourceVersion)).size).toBe(4);
+    w.ws.close();
+  });
+
+  it('resumes after a list resourceVersion without replaying the list', async () => {
+    const list = await call(gw, 'GET', PERSONS);
+    const w = open(gw, `?resourceVersion=${encodeURIComponent(list.body.resourceVersion)}`);
+    await w.opened;
+    await call(gw, 'POST', PERSONS, { metadata: { name: 'w3' }, spec: { name: 'Three' } });
+    const events = await w.until(1);
+    expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([['ADDED', 'w3']]);
+    w.ws.close();
+  });
+
+  it('an unknown resume point gives an ERROR event with code 410 and closes', async () => {
+    const w = open(gw, '?resourceVersion=nope.1');
+    await w.opened;
+    const events = await w.until(1);
+    expect(events[0]).toMatchObject({ type: 'ERROR', object: { code: 410 } });
+    await w.closed;
+  });
+
+  it('refuses bad selectors and unknown resources before upgrading', async () => {
+    await expect(open(gw, '?fieldSelector=spec.age=3').opened).rejects.toThrow('HTTP 400');
+    const bad = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/apis/people.example.com/v1alpha1/nothings`);
+    const status = await new Promise<number>((resolve) => bad.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0)));
+    expect(status).toBe(404);
+  });
+
+  it('streams newline-delimited JSON for plain HTTP ?watch=true', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${gw.url}${PERSONS}?watch=true&fieldSelector=name=w3`, { signal: controller.signal });
+    expect(res.headers.get('content-type')).toContain('application/x-ndjson');
+    const reader = res.body!.getReader();
+    const { value } = await reader.read();
+    const first = JSON.parse(new TextDecoder().decode(value).split('\n')[0]!);
+    expect(first).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'w3' } } });
+    controller.abort();
+  });
+});
