@@ -4,7 +4,9 @@
  * chain of graphql-yoga and runs graphql-js directly over a per-schema document cache.
  *
  * It serves only what it can serve exactly like yoga does (same limits, same error masking,
- * same status 200 for executed operations). Anything else — other methods or media types,
+ * same status 200 for executed operations). Cached operations are compiled with graphql-jit
+ * once per (schema, document, operation name), except those graphql-jit cannot handle (see
+ * `jitSafe`), which run through graphql-js `execute`. Anything else — other methods or media types,
  * malformed bodies, syntax or validation errors, subscriptions, failed authentication,
  * variable coercion errors — is handed to yoga with the already-read body, so behaviour and
  * the graphql-http audits are unchanged.
@@ -14,6 +16,9 @@ import {
   execute,
   getOperationAST,
   GraphQLError,
+  isLeafType,
+  Kind,
+  type TypeNode,
   parse,
   specifiedRules,
   validate,
@@ -22,6 +27,7 @@ import {
   type OperationDefinitionNode,
   type ValidationRule,
 } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Authorizer, Caller } from '../rbac/authorizer.js';
 import type { GraphQLContext } from './context.js';
 import { INTERNAL_MESSAGE, maskError } from './errors.js';
@@ -34,6 +40,23 @@ const MAX_CACHED_DOCUMENTS = 1000;
 interface Prepared {
   document: DocumentNode;
   operations: Map<string | undefined, OperationDefinitionNode | null>;
+  /** Compiled operations by name; null when graphql-jit could not compile one. */
+  compiled: Map<string | undefined, CompiledQuery | null>;
+}
+
+/**
+ * graphql-jit expands recursive types eagerly and exhausts memory on recursive input types
+ * (a Person input holding a Person) and on introspection; those stay on graphql-js.
+ */
+function jitSafe(schema: GraphQLSchema, operation: OperationDefinitionNode, query: string): boolean {
+  if (/__schema|__type\b/.test(query)) return false;
+  for (const v of operation.variableDefinitions ?? []) {
+    let t: TypeNode = v.type;
+    while (t.kind !== Kind.NAMED_TYPE) t = t.type;
+    const named = schema.getType(t.name.value);
+    if (!named || !isLeafType(named)) return false;
+  }
+  return true;
 }
 
 export interface FastPathDeps {
@@ -127,7 +150,7 @@ export function createFastPath(deps: FastPathDeps): FastPath {
     let prepared: Prepared | null = null;
     try {
       const document = parse(query, { maxTokens: deps.limits.maxTokens });
-      if (validate(schema, document, rules).length === 0) prepared = { document, operations: new Map() };
+      if (validate(schema, document, rules).length === 0) prepared = { document, operations: new Map(), compiled: new Map() };
     } catch {
       prepared = null; // syntax errors and limits: yoga reports them
     }
@@ -187,13 +210,22 @@ export function createFastPath(deps: FastPathDeps): FastPath {
         return { handled: false, body }; // yoga answers 401 with its headers
       }
       const contextValue: GraphQLContext = { caller, authorizer: deps.authorizer };
-      const result = await execute({
-        schema,
-        document: prepared.document,
-        contextValue,
-        variableValues: variables as Record<string, unknown> | undefined,
-        operationName: operationName ?? undefined,
-      });
+      const name = operationName ?? undefined;
+      let compiled = prepared.compiled.get(name);
+      if (compiled === undefined) {
+        const c = jitSafe(schema, operation, query) ? compileQuery(schema, prepared.document, name) : null;
+        compiled = c && isCompiledQuery(c) ? c : null;
+        prepared.compiled.set(name, compiled);
+      }
+      const result = compiled
+        ? await compiled.query(undefined, contextValue, (variables ?? {}) as Record<string, unknown>)
+        : await execute({
+            schema,
+            document: prepared.document,
+            contextValue,
+            variableValues: variables as Record<string, unknown> | undefined,
+            operationName: name,
+          });
       if (!('data' in result) || result.data === undefined) {
         // Variable coercion failed before execution: nothing ran, yoga reports it with its status.
         return { handled: false, body };
