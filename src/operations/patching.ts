@@ -5,9 +5,7 @@
 import jsonpatch from 'fast-json-patch';
 import { BadRequest, Invalid } from '../errors/index.js';
 import type { PatchType } from './types.js';
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isPlainObject } from '../registry/object.js';
 
 /** RFC 7386: objects merge recursively, null deletes, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {

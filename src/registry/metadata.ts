@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FieldError } from '../errors/index.js';
+import { isPlainObject } from './object.js';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 /** metadata.name: lowercase letters, digits and '-', alphanumeric at both ends. */
@@ -84,9 +85,6 @@ export function checkLabelValue(value: unknown, field: string): FieldError[] {
   }
   return [];
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function checkLabels(labels: unknown): FieldError[] {
   if (labels === undefined || labels === null) return [];

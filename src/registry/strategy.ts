@@ -5,7 +5,7 @@
  */
 import { BadRequest, Invalid, type FieldError } from '../errors/index.js';
 import type { Model } from './model.js';
-import type { ApiObject, ObjectMeta } from './object.js';
+import { isPlainObject, type ApiObject, type ObjectMeta } from './object.js';
 import {
   checkAnnotations,
   checkFinalizers,
@@ -13,9 +13,6 @@ import {
   checkLabels,
   checkObjectName,
 } from './metadata.js';
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const now = (): string => new Date().toISOString();
 

@@ -1,7 +1,9 @@
 /** GraphQL test helpers: POST a query, open a graphql-ws client, a controllable authorizer. */
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { Attributes, Authorizer } from '../../src/rbac/authorizer.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 export interface GqlResponse {
   status: number;
@@ -75,4 +77,30 @@ export function testAuthorizer(): Authorizer & { calls: Attributes[]; rule: (a: 
     },
   };
   return self;
+}
+
+/**
+ * Starts an embedded-store gateway with a controllable authorizer for the enclosing describe:
+ * the authorizer allows everything and forgets its calls before each test.
+ */
+export function useAuthorizedGateway(): { readonly gw: TestGateway; authz: ReturnType<typeof testAuthorizer> } {
+  const authz = testAuthorizer();
+  let gw: TestGateway | undefined;
+  beforeAll(async () => {
+    gw = await startTestGateway('embedded', { authorizer: authz });
+  });
+  afterAll(async () => {
+    await gw?.dispose();
+  });
+  beforeEach(() => {
+    authz.rule = () => true;
+    authz.calls.length = 0;
+  });
+  return {
+    authz,
+    get gw() {
+      if (!gw) throw new Error('the gateway is not started yet');
+      return gw;
+    },
+  };
 }

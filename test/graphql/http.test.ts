@@ -2,9 +2,9 @@
  * GraphQL over HTTP against a real gateway (CONTRACT §5): CRUD through the shared operations,
  * lists with selectors and paging, error codes, @auth, `me`, limits and masking.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { adminAuth, call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { codes, gql, testAuthorizer } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { adminAuth, call } from '../helpers/gateway.js';
+import { codes, gql, useAuthorizedGateway } from './helpers.js';
 
 const P = 'peopleExampleCom_v1alpha1';
 const PERSON = /* GraphQL */ `
@@ -27,21 +27,11 @@ const person = (name: string, spec: Record<string, unknown> = { name: 'Ada', age
 });
 
 describe('GraphQL over HTTP', () => {
-  let gw: TestGateway;
-  const authz = testAuthorizer();
-  beforeAll(async () => {
-    gw = await startTestGateway('embedded', { authorizer: authz });
-  });
-  afterAll(async () => {
-    await gw?.dispose();
-  });
-  beforeEach(() => {
-    authz.rule = () => true;
-    authz.calls.length = 0;
-  });
+  const env = useAuthorizedGateway();
+  const { authz } = env;
 
   it('creates, reads, updates, patches, sets status and deletes a Person', async () => {
-    const created = await gql(gw, CREATE, {
+    const created = await gql(env.gw, CREATE, {
       o: person('ada', { name: 'Ada', age: 36, gender: 'FEMALE', otherPerson: { spec: { name: 'Charles' } } }),
     });
     expect(created.body.errors).toBeUndefined();
@@ -54,12 +44,12 @@ describe('GraphQL over HTTP', () => {
     });
 
     // same data as REST
-    const rest = await call(gw, 'GET', '/apis/people.example.com/v1alpha1/persons/ada');
+    const rest = await call(env.gw, 'GET', '/apis/people.example.com/v1alpha1/persons/ada');
     expect(rest.body.metadata.creationTimestamp).toBe(ada.metadata.creationTimestamp);
-    expect((await gql(gw, GET, { n: 'ada' })).body.data[`${P}_person`]).toEqual(ada);
+    expect((await gql(env.gw, GET, { n: 'ada' })).body.data[`${P}_person`]).toEqual(ada);
 
     const updated = await gql(
-      gw,
+      env.gw,
       `mutation ($o: PeopleExampleComV1alpha1PersonInput!) { ${P}_updatePerson(name: "ada", object: $o) { ...P } } ${PERSON}`,
       { o: { metadata: { name: 'ada', version: 1 }, spec: { name: 'Ada Lovelace', age: 36, gender: 'FEMALE' } } },
     );
@@ -68,37 +58,37 @@ describe('GraphQL over HTTP', () => {
     expect(updated.body.data[`${P}_updatePerson`].spec.name).toBe('Ada Lovelace');
 
     const stale = await gql(
-      gw,
+      env.gw,
       `mutation ($o: PeopleExampleComV1alpha1PersonInput!) { ${P}_updatePerson(name: "ada", object: $o) { metadata { version } } }`,
       { o: { metadata: { name: 'ada', version: 1 }, spec: { name: 'Stale' } } },
     );
     expect(codes(stale)).toEqual(['CONFLICT']);
     expect(stale.status).toBe(200);
 
-    const patched = await gql(gw, `mutation { ${P}_patchPerson(name: "ada", patch: { spec: { age: 37, gender: null } }) { ...P } } ${PERSON}`);
+    const patched = await gql(env.gw, `mutation { ${P}_patchPerson(name: "ada", patch: { spec: { age: 37, gender: null } }) { ...P } } ${PERSON}`);
     expect(patched.body.data[`${P}_patchPerson`].spec).toMatchObject({ name: 'Ada Lovelace', age: 37, gender: null });
 
-    const status = await gql(gw, `mutation { ${P}_updatePersonStatus(name: "ada", status: { phase: "Active" }) { ...P } } ${PERSON}`);
+    const status = await gql(env.gw, `mutation { ${P}_updatePersonStatus(name: "ada", status: { phase: "Active" }) { ...P } } ${PERSON}`);
     expect(status.body.errors).toBeUndefined();
     expect(status.body.data[`${P}_updatePersonStatus`].status).toEqual({ phase: 'Active' });
     expect(status.body.data[`${P}_updatePersonStatus`].spec.age).toBe(37);
 
-    const deleted = await gql(gw, `mutation { ${P}_deletePerson(name: "ada") { ...P } } ${PERSON}`);
+    const deleted = await gql(env.gw, `mutation { ${P}_deletePerson(name: "ada") { ...P } } ${PERSON}`);
     expect(deleted.body.data[`${P}_deletePerson`].metadata.deletionTimestamp).toEqual(expect.any(String));
     // no finalizers: removed at once, so get answers null (not an error)
-    const gone = await gql(gw, GET, { n: 'ada' });
+    const gone = await gql(env.gw, GET, { n: 'ada' });
     expect(gone.body).toEqual({ data: { [`${P}_person`]: null } });
   });
 
   it('keeps a deleting object readable while it has finalizers', async () => {
-    await gql(gw, CREATE, { o: { metadata: { name: 'fin', finalizers: ['example.com/hold'] }, spec: { name: 'F' } } });
-    await gql(gw, `mutation { ${P}_deletePerson(name: "fin") { metadata { name } } }`);
-    const got = await gql(gw, GET, { n: 'fin' });
+    await gql(env.gw, CREATE, { o: { metadata: { name: 'fin', finalizers: ['example.com/hold'] }, spec: { name: 'F' } } });
+    await gql(env.gw, `mutation { ${P}_deletePerson(name: "fin") { metadata { name } } }`);
+    const got = await gql(env.gw, GET, { n: 'fin' });
     expect(got.body.data[`${P}_person`].metadata.deletionTimestamp).toEqual(expect.any(String));
   });
 
   it('generates names from generateName', async () => {
-    const res = await gql(gw, CREATE, { o: { metadata: { generateName: 'gen-' }, spec: { name: 'G' } } });
+    const res = await gql(env.gw, CREATE, { o: { metadata: { generateName: 'gen-' }, spec: { name: 'G' } } });
     expect(res.body.data[`${P}_createPerson`].metadata.name).toMatch(/^gen-[a-z0-9]{5}$/);
   });
 
@@ -109,7 +99,7 @@ describe('GraphQL over HTTP', () => {
       ['l-cat', 'a', 'Cat'],
       ['l-dan', 'a', 'Dan'],
     ] as const) {
-      const r = await gql(gw, CREATE, { o: person(name, { name: spec }, { 'people.example.com/team': team, 'people.example.com/list': 'yes' }) });
+      const r = await gql(env.gw, CREATE, { o: person(name, { name: spec }, { 'people.example.com/team': team, 'people.example.com/list': 'yes' }) });
       expect(r.body.errors).toBeUndefined();
     }
     const LIST = /* GraphQL */ `
@@ -119,7 +109,7 @@ describe('GraphQL over HTTP', () => {
           items { metadata { name } spec { name } }
         }
       }`;
-    const page1 = await gql(gw, LIST, {
+    const page1 = await gql(env.gw, LIST, {
       page: 1,
       size: 2,
       sort: ['spec.name,desc'],
@@ -131,31 +121,31 @@ describe('GraphQL over HTTP', () => {
     expect(list.items.map((i: any) => i.spec.name)).toEqual(['Dan', 'Cat']);
     expect(list.resourceVersion).toEqual(expect.any(String));
 
-    const page2 = await gql(gw, LIST, { page: 2, size: 2, sort: ['spec.name,desc'], l: ['people.example.com/list=yes,people.example.com/team=a'] });
+    const page2 = await gql(env.gw, LIST, { page: 2, size: 2, sort: ['spec.name,desc'], l: ['people.example.com/list=yes,people.example.com/team=a'] });
     expect(page2.body.data[`${P}_persons`].items.map((i: any) => i.spec.name)).toEqual(['Ann']);
 
     // a single string is a list of one; field selectors on indexed fields
-    const byField = await gql(gw, LIST, { f: 'spec.name=Bob' });
+    const byField = await gql(env.gw, LIST, { f: 'spec.name=Bob' });
     expect(byField.body.data[`${P}_persons`].items.map((i: any) => i.metadata.name)).toEqual(['l-bob']);
-    const notBob = await gql(gw, LIST, { l: 'people.example.com/list', f: ['spec.name!=Bob', 'metadata.name!=l-dan'] });
+    const notBob = await gql(env.gw, LIST, { l: 'people.example.com/list', f: ['spec.name!=Bob', 'metadata.name!=l-dan'] });
     expect(notBob.body.data[`${P}_persons`].items.map((i: any) => i.metadata.name).sort()).toEqual(['l-ann', 'l-cat']);
 
     // same envelope as REST
-    const rest = await call(gw, 'GET', '/apis/people.example.com/v1alpha1/persons?labelSelector=people.example.com/list&sort=spec.name,asc');
-    const gqlAll = await gql(gw, LIST, { l: 'people.example.com/list', sort: 'spec.name,asc' });
+    const rest = await call(env.gw, 'GET', '/apis/people.example.com/v1alpha1/persons?labelSelector=people.example.com/list&sort=spec.name,asc');
+    const gqlAll = await gql(env.gw, LIST, { l: 'people.example.com/list', sort: 'spec.name,asc' });
     expect(gqlAll.body.data[`${P}_persons`].items.map((i: any) => i.metadata.name)).toEqual(rest.body.items.map((i: any) => i.metadata.name));
     expect(gqlAll.body.data[`${P}_persons`].total).toBe(rest.body.total);
   });
 
   it('answers bad selectors and sorts with BAD_REQUEST', async () => {
-    const bad = await gql(gw, `{ ${P}_persons(fieldSelector: "spec.age=3") { total } }`);
+    const bad = await gql(env.gw, `{ ${P}_persons(fieldSelector: "spec.age=3") { total } }`);
     expect(codes(bad)).toEqual(['BAD_REQUEST']);
-    const sort = await gql(gw, `{ ${P}_persons(sort: "spec.age,sideways") { total } }`);
+    const sort = await gql(env.gw, `{ ${P}_persons(sort: "spec.age,sideways") { total } }`);
     expect(codes(sort)).toEqual(['BAD_REQUEST']);
   });
 
   it('answers schema violations with INVALID and every failing field', async () => {
-    const res = await gql(gw, CREATE, { o: { metadata: { name: 'Bad_Name' }, spec: { name: 'x'.repeat(101), age: 200 } } });
+    const res = await gql(env.gw, CREATE, { o: { metadata: { name: 'Bad_Name' }, spec: { name: 'x'.repeat(101), age: 200 } } });
     expect(codes(res)).toEqual(['INVALID']);
     const fields = res.body.errors![0]!.extensions!.errors.map((e: { field: string }) => e.field);
     expect(fields).toEqual(expect.arrayContaining(['metadata.name', 'spec.name', 'spec.age']));
@@ -163,23 +153,23 @@ describe('GraphQL over HTTP', () => {
   });
 
   it('answers a duplicate with CONFLICT and a missing object with NOT_FOUND', async () => {
-    await gql(gw, CREATE, { o: person('dup') });
-    expect(codes(await gql(gw, CREATE, { o: person('dup') }))).toEqual(['CONFLICT']);
-    expect(codes(await gql(gw, `mutation { ${P}_patchPerson(name: "nobody", patch: {}) { metadata { name } } }`))).toEqual(['NOT_FOUND']);
-    expect(codes(await gql(gw, `mutation { ${P}_deletePerson(name: "nobody") { metadata { name } } }`))).toEqual(['NOT_FOUND']);
+    await gql(env.gw, CREATE, { o: person('dup') });
+    expect(codes(await gql(env.gw, CREATE, { o: person('dup') }))).toEqual(['CONFLICT']);
+    expect(codes(await gql(env.gw, `mutation { ${P}_patchPerson(name: "nobody", patch: {}) { metadata { name } } }`))).toEqual(['NOT_FOUND']);
+    expect(codes(await gql(env.gw, `mutation { ${P}_deletePerson(name: "nobody") { metadata { name } } }`))).toEqual(['NOT_FOUND']);
   });
 
   it('keeps models of the same kind apart', async () => {
-    const res = await gql(gw, `mutation { crmExampleNet_v1_createPerson(object: { metadata: { name: "ada" }, spec: { email: "ada@example.net", tags: ["vip"] } }) { apiVersion spec { email tags } } }`);
+    const res = await gql(env.gw, `mutation { crmExampleNet_v1_createPerson(object: { metadata: { name: "ada" }, spec: { email: "ada@example.net", tags: ["vip"] } }) { apiVersion spec { email tags } } }`);
     expect(res.body.data.crmExampleNet_v1_createPerson).toEqual({ apiVersion: 'crm.example.net/v1', spec: { email: 'ada@example.net', tags: ['vip'] } });
-    expect((await gql(gw, GET, { n: 'ada' })).body.data[`${P}_person`]).toBeNull();
+    expect((await gql(env.gw, GET, { n: 'ada' })).body.data[`${P}_person`]).toBeNull();
   });
 
   it('checks @auth before the resolver runs', async () => {
-    await gql(gw, CREATE, { o: person('guarded') });
+    await gql(env.gw, CREATE, { o: person('guarded') });
     authz.calls.length = 0;
     authz.rule = (a) => a.verb !== 'get';
-    const res = await gql(gw, GET, { n: 'guarded' });
+    const res = await gql(env.gw, GET, { n: 'guarded' });
     expect(codes(res)).toEqual(['FORBIDDEN']);
     expect(res.body.errors![0]!.path).toEqual([`${P}_person`]);
     // only the directive asked: the resolver (and the operation's own check) never ran
@@ -196,22 +186,22 @@ describe('GraphQL over HTTP', () => {
 
     authz.calls.length = 0;
     authz.rule = (a) => !(a.verb === 'update' && a.subresource === 'status');
-    const status = await gql(gw, `mutation { ${P}_updatePersonStatus(name: "guarded", status: { phase: "X" }) { metadata { name } } }`);
+    const status = await gql(env.gw, `mutation { ${P}_updatePersonStatus(name: "guarded", status: { phase: "X" }) { metadata { name } } }`);
     expect(codes(status)).toEqual(['FORBIDDEN']);
     expect(authz.calls).toEqual([expect.objectContaining({ verb: 'update', subresource: 'status', name: 'guarded' })]);
   });
 
   it('describes the caller with me', async () => {
-    const anon = await gql(gw, '{ me { username roles uiPermissions } }');
+    const anon = await gql(env.gw, '{ me { username roles uiPermissions } }');
     expect(anon.body.data.me).toEqual({ username: 'anonymous', roles: ['anonymous'], uiPermissions: [] });
-    const admin = await gql(gw, '{ me { username roles } }', undefined, { authorization: adminAuth });
+    const admin = await gql(env.gw, '{ me { username roles } }', undefined, { authorization: adminAuth });
     expect(admin.body.data.me.username).toBe('admin');
     expect(admin.body.data.me.roles).toContain('super-role');
   });
 
   it('answers wrong credentials with 401 UNAUTHENTICATED', async () => {
     const bad = `Basic ${Buffer.from('admin:wrong').toString('base64')}`;
-    const res = await gql(gw, '{ me { username } }', undefined, { authorization: bad });
+    const res = await gql(env.gw, '{ me { username } }', undefined, { authorization: bad });
     expect(res.status).toBe(401);
     expect(codes(res)).toEqual(['UNAUTHENTICATED']);
     expect(res.headers.get('www-authenticate')).toContain('Basic');
@@ -222,25 +212,25 @@ describe('GraphQL over HTTP', () => {
     authz.rule = () => {
       throw new Error('secret internals at /srv/db');
     };
-    const res = await gql(gw, `{ ${P}_persons { total } }`);
+    const res = await gql(env.gw, `{ ${P}_persons { total } }`);
     expect(codes(res)).toEqual(['INTERNAL']);
     expect(JSON.stringify(res.body)).not.toMatch(/secret|srv|stack|at /);
   });
 
   it('serves GET for queries and refuses mutations over GET', async () => {
     const q = encodeURIComponent('{ me { username } }');
-    const res = await fetch(`${gw.url}/graphql?query=${q}`, { headers: { accept: 'application/json' } });
+    const res = await fetch(`${env.gw.url}/graphql?query=${q}`, { headers: { accept: 'application/json' } });
     expect(res.status).toBe(200);
     expect((await res.json()).data.me.username).toBe('anonymous');
     const m = encodeURIComponent(`mutation { ${P}_deletePerson(name: "x") { metadata { name } } }`);
-    expect((await fetch(`${gw.url}/graphql?query=${m}`, { headers: { accept: 'application/json' } })).status).toBe(405);
+    expect((await fetch(`${env.gw.url}/graphql?query=${m}`, { headers: { accept: 'application/json' } })).status).toBe(405);
   });
 
   describe('limits', () => {
     it('refuses documents deeper than 15 levels', async () => {
       let sel = 'metadata { name }';
       for (let i = 0; i < 8; i++) sel = `spec { otherPerson { ${sel} } }`;
-      const res = await gql(gw, `{ ${P}_person(name: "x") { ${sel} } }`);
+      const res = await gql(env.gw, `{ ${P}_person(name: "x") { ${sel} } }`);
       expect(res.status).toBe(400);
       expect(codes(res)).toEqual(['BAD_REQUEST']);
       expect(res.body.errors![0]!.message).toMatch(/levels deep; the maximum is 15/);
@@ -248,7 +238,7 @@ describe('GraphQL over HTTP', () => {
 
     it('counts depth through fragments', async () => {
       const res = await gql(
-        gw,
+        env.gw,
         `query { ${P}_person(name: "x") { ...A } }
          fragment A on PeopleExampleComV1alpha1Person { spec { otherPerson { ...B } } }
          fragment B on PeopleExampleComV1alpha1Person { spec { otherPerson { ...C } } }
@@ -260,7 +250,7 @@ describe('GraphQL over HTTP', () => {
 
     it('refuses more than 30 aliases', async () => {
       const fields = Array.from({ length: 31 }, (_, i) => `a${i}: me { username }`).join(' ');
-      const res = await gql(gw, `{ ${fields} }`);
+      const res = await gql(env.gw, `{ ${fields} }`);
       expect(res.status).toBe(400);
       expect(codes(res)).toEqual(['BAD_REQUEST']);
       expect(res.body.errors![0]!.message).toMatch(/more than 30 aliases/);
@@ -268,7 +258,7 @@ describe('GraphQL over HTTP', () => {
 
     it('refuses more than 2000 tokens', async () => {
       const fields = Array.from({ length: 2100 }, () => '__typename').join(' ');
-      const res = await gql(gw, `{ ${fields} }`);
+      const res = await gql(env.gw, `{ ${fields} }`);
       expect(res.status).toBe(400);
       expect(codes(res)).toEqual(['BAD_REQUEST']);
       expect(res.body.errors![0]!.message).toMatch(/more than 2000 tokens/);
@@ -276,7 +266,7 @@ describe('GraphQL over HTTP', () => {
 
     it('lets the standard introspection query through', async () => {
       const { getIntrospectionQuery } = await import('graphql');
-      const res = await gql(gw, getIntrospectionQuery());
+      const res = await gql(env.gw, getIntrospectionQuery());
       expect(res.body.errors).toBeUndefined();
       expect(res.body.data.__schema.directives.map((d: { name: string }) => d.name)).toContain('auth');
     });

@@ -3,9 +3,8 @@
  * requests already running finish on the schema they started with, clashing models are
  * refused at registration, and unregistered models disappear.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { codes, gql, testAuthorizer } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { codes, gql, useAuthorizedGateway } from './helpers.js';
 
 const GADGET = {
   group: 'runtime.example.com',
@@ -15,31 +14,25 @@ const GADGET = {
 };
 
 describe('schema swap', () => {
-  let gw: TestGateway;
-  const authz = testAuthorizer();
-  beforeAll(async () => {
-    gw = await startTestGateway('embedded', { authorizer: authz });
-  });
-  afterAll(async () => {
-    await gw?.dispose();
-  });
+  const env = useAuthorizedGateway();
+  const { authz } = env;
 
   it('serves a model registered at runtime and drops it when unregistered', async () => {
-    const before = await gql(gw, '{ runtimeExampleCom_v1_gadgets { total } }');
+    const before = await gql(env.gw, '{ runtimeExampleCom_v1_gadgets { total } }');
     expect(before.status).toBe(400);
 
-    await gw.registry.register(GADGET, { plugin: 'runtime' });
-    const created = await gql(gw, 'mutation { runtimeExampleCom_v1_createGadget(object: { metadata: { name: "g1" }, spec: { size: 3 } }) { spec { size } } }');
+    await env.gw.registry.register(GADGET, { plugin: 'runtime' });
+    const created = await gql(env.gw, 'mutation { runtimeExampleCom_v1_createGadget(object: { metadata: { name: "g1" }, spec: { size: 3 } }) { spec { size } } }');
     expect(created.body).toEqual({ data: { runtimeExampleCom_v1_createGadget: { spec: { size: 3 } } } });
-    const listed = await gql(gw, '{ runtimeExampleCom_v1_gadgets { total items { metadata { name } } } }');
+    const listed = await gql(env.gw, '{ runtimeExampleCom_v1_gadgets { total items { metadata { name } } } }');
     expect(listed.body.data.runtimeExampleCom_v1_gadgets).toEqual({ total: 1, items: [{ metadata: { name: 'g1' } }] });
 
-    expect(gw.registry.unregister('runtime.example.com', 'v1', 'gadgets')).toBe(true);
-    const after = await gql(gw, '{ runtimeExampleCom_v1_gadgets { total } }');
+    expect(env.gw.registry.unregister('runtime.example.com', 'v1', 'gadgets')).toBe(true);
+    const after = await gql(env.gw, '{ runtimeExampleCom_v1_gadgets { total } }');
     expect(after.status).toBe(400);
     expect(codes(after)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
     // the rest of the schema is untouched
-    expect((await gql(gw, '{ peopleExampleCom_v1alpha1_persons { total } }')).body.errors).toBeUndefined();
+    expect((await gql(env.gw, '{ peopleExampleCom_v1alpha1_persons { total } }')).body.errors).toBeUndefined();
   });
 
   it('lets a request in flight finish on the schema it started with', async () => {
@@ -56,10 +49,10 @@ describe('schema swap', () => {
       return original(attrs);
     };
     try {
-      const inFlight = gql(gw, '{ peopleExampleCom_v1alpha1_persons { total } }');
+      const inFlight = gql(env.gw, '{ peopleExampleCom_v1alpha1_persons { total } }');
       while (!held) await new Promise((r) => setTimeout(r, 5));
-      await gw.registry.register({ ...GADGET, kind: 'Widget' }, { plugin: 'runtime' });
-      const fresh = await gql(gw, '{ runtimeExampleCom_v1_widgets { total } }');
+      await env.gw.registry.register({ ...GADGET, kind: 'Widget' }, { plugin: 'runtime' });
+      const fresh = await gql(env.gw, '{ runtimeExampleCom_v1_widgets { total } }');
       expect(fresh.body).toEqual({ data: { runtimeExampleCom_v1_widgets: { total: 0 } } });
       release();
       const done = await inFlight;
@@ -73,10 +66,10 @@ describe('schema swap', () => {
 
   it('refuses a model whose GraphQL names clash with a registered one', async () => {
     await expect(
-      gw.registry.register({ ...GADGET, group: 'runtime-example.com', kind: 'Widget' }, { plugin: 'clash' }),
+      env.gw.registry.register({ ...GADGET, group: 'runtime-example.com', kind: 'Widget' }, { plugin: 'clash' }),
     ).rejects.toThrow(/would both define GraphQL/);
     // nothing changed
-    expect(gw.registry.find('runtime-example.com', 'v1', 'widgets')).toBeUndefined();
-    expect((await gql(gw, '{ runtimeExampleCom_v1_widgets { total } }')).body.errors).toBeUndefined();
+    expect(env.gw.registry.find('runtime-example.com', 'v1', 'widgets')).toBeUndefined();
+    expect((await gql(env.gw, '{ runtimeExampleCom_v1_widgets { total } }')).body.errors).toBeUndefined();
   });
 });

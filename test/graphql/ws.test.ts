@@ -3,10 +3,10 @@
  * operation, @auth before a subscription opens, credentials on the upgrade request or in
  * connectionParams.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { adminAuth, call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { take, testAuthorizer, wsClient } from './helpers.js';
+import { adminAuth, call } from '../helpers/gateway.js';
+import { take, useAuthorizedGateway, wsClient } from './helpers.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 const WATCH = /* GraphQL */ `
@@ -23,23 +23,13 @@ const labelled = (name: string, group: string, age = 30) => ({
 });
 
 describe('GraphQL over WebSocket', () => {
-  let gw: TestGateway;
-  const authz = testAuthorizer();
-  beforeAll(async () => {
-    gw = await startTestGateway('embedded', { authorizer: authz });
-  });
-  afterAll(async () => {
-    await gw?.dispose();
-  });
-  beforeEach(() => {
-    authz.rule = () => true;
-    authz.calls.length = 0;
-  });
+  const env = useAuthorizedGateway();
+  const { authz } = env;
 
   it('streams ADDED, MODIFIED and DELETED for matching objects', async () => {
-    await call(gw, 'POST', PERSONS, labelled('w-existing', 'watch'));
-    await call(gw, 'POST', PERSONS, labelled('w-other', 'elsewhere'));
-    const client = wsClient(gw);
+    await call(env.gw, 'POST', PERSONS, labelled('w-existing', 'watch'));
+    await call(env.gw, 'POST', PERSONS, labelled('w-other', 'elsewhere'));
+    const client = wsClient(env.gw);
     try {
       const events = client.iterate({ query: WATCH, variables: { l: ['people.example.com/group=watch'] } });
       const [initial] = await take(events, 1);
@@ -48,10 +38,10 @@ describe('GraphQL over WebSocket', () => {
         object: { metadata: { name: 'w-existing' } },
       });
 
-      await call(gw, 'POST', PERSONS, labelled('w-new', 'watch'));
-      await call(gw, 'PATCH', `${PERSONS}/w-new`, { spec: { age: 31 } }, { 'content-type': 'application/merge-patch+json' });
-      await call(gw, 'POST', PERSONS, labelled('w-ignored', 'elsewhere'));
-      await call(gw, 'DELETE', `${PERSONS}/w-new`);
+      await call(env.gw, 'POST', PERSONS, labelled('w-new', 'watch'));
+      await call(env.gw, 'PATCH', `${PERSONS}/w-new`, { spec: { age: 31 } }, { 'content-type': 'application/merge-patch+json' });
+      await call(env.gw, 'POST', PERSONS, labelled('w-ignored', 'elsewhere'));
+      await call(env.gw, 'DELETE', `${PERSONS}/w-new`);
       const changes = (await take(events, 3)).map((r) => r.data.peopleExampleCom_v1alpha1_watchPersons);
       expect(changes.map((e) => [e.type, e.object.metadata.name, e.object.spec.age])).toEqual([
         ['ADDED', 'w-new', 30],
@@ -66,13 +56,13 @@ describe('GraphQL over WebSocket', () => {
   });
 
   it('resumes from a list resourceVersion without replaying current objects', async () => {
-    await call(gw, 'POST', PERSONS, labelled('r-before', 'resume'));
-    const list = await call(gw, 'GET', `${PERSONS}?labelSelector=people.example.com/group=resume`);
-    const client = wsClient(gw);
+    await call(env.gw, 'POST', PERSONS, labelled('r-before', 'resume'));
+    const list = await call(env.gw, 'GET', `${PERSONS}?labelSelector=people.example.com/group=resume`);
+    const client = wsClient(env.gw);
     try {
       const events = client.iterate({ query: WATCH, variables: { l: 'people.example.com/group=resume', rv: list.body.resourceVersion } });
       await new Promise((r) => setTimeout(r, 100));
-      await call(gw, 'POST', PERSONS, labelled('r-after', 'resume'));
+      await call(env.gw, 'POST', PERSONS, labelled('r-after', 'resume'));
       const [event] = await take(events, 1);
       expect(event.data.peopleExampleCom_v1alpha1_watchPersons).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'r-after' } } });
       await events.return?.();
@@ -82,7 +72,7 @@ describe('GraphQL over WebSocket', () => {
   });
 
   it('fails a subscription from an unknown resume point with GONE', async () => {
-    const client = wsClient(gw);
+    const client = wsClient(env.gw);
     try {
       const results = await take(client.iterate({ query: WATCH, variables: { rv: 'no-such-position' } }), 2, 2000);
       expect(results).toHaveLength(1);
@@ -94,7 +84,7 @@ describe('GraphQL over WebSocket', () => {
 
   it('never opens a forbidden subscription', async () => {
     authz.rule = (a) => a.verb !== 'watch';
-    const client = wsClient(gw);
+    const client = wsClient(env.gw);
     try {
       const events = client.iterate({ query: WATCH });
       const results = await take(events, 5, 2000); // ends after the error
@@ -110,7 +100,7 @@ describe('GraphQL over WebSocket', () => {
   });
 
   it('answers queries and mutations too, as the connectionParams caller', async () => {
-    const client = wsClient(gw, { authorization: adminAuth });
+    const client = wsClient(env.gw, { authorization: adminAuth });
     try {
       const [me] = await take(client.iterate({ query: '{ me { username } }' }), 1);
       expect(me.data.me.username).toBe('admin');
@@ -126,7 +116,7 @@ describe('GraphQL over WebSocket', () => {
   });
 
   it('takes the Authorization header of the upgrade request', async () => {
-    const client = wsClient(gw, undefined, { authorization: adminAuth });
+    const client = wsClient(env.gw, undefined, { authorization: adminAuth });
     try {
       const [me] = await take(client.iterate({ query: '{ me { username } }' }), 1);
       expect(me.data.me.username).toBe('admin');
@@ -136,7 +126,7 @@ describe('GraphQL over WebSocket', () => {
   });
 
   it('closes the connection with 4401 on wrong connectionParams credentials', async () => {
-    const client = wsClient(gw, { authorization: `Basic ${Buffer.from('admin:nope').toString('base64')}` });
+    const client = wsClient(env.gw, { authorization: `Basic ${Buffer.from('admin:nope').toString('base64')}` });
     try {
       await expect(take(client.iterate({ query: '{ me { username } }' }), 1)).rejects.toMatchObject({ code: 4401 });
     } finally {
@@ -145,7 +135,7 @@ describe('GraphQL over WebSocket', () => {
   });
 
   it('refuses the upgrade with 401 on a wrong Authorization header', async () => {
-    const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', {
+    const ws = new WebSocket(`${env.gw.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', {
       headers: { authorization: `Basic ${Buffer.from('admin:nope').toString('base64')}` },
     });
     const status = await new Promise<number>((resolve, reject) => {
@@ -157,7 +147,7 @@ describe('GraphQL over WebSocket', () => {
   });
 
   it('applies the same limits as HTTP', async () => {
-    const client = wsClient(gw);
+    const client = wsClient(env.gw);
     try {
       const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: me { username }`).join(' ');
       await expect(take(client.iterate({ query: `{ ${aliases} }` }), 1)).rejects.toEqual([
@@ -173,7 +163,7 @@ describe('GraphQL over WebSocket', () => {
   });
 
   it('reports validation errors without closing the socket', async () => {
-    const client = wsClient(gw);
+    const client = wsClient(env.gw);
     try {
       await expect(take(client.iterate({ query: 'subscription { nope }' }), 1)).rejects.toEqual([
         expect.objectContaining({ message: expect.stringContaining('nope') }),
