@@ -11,7 +11,7 @@ import { pino, type Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { createAuthenticator } from './auth/authenticate.js';
 import type { Config } from './config.js';
-import { NotFound, toApiError, Unavailable } from './errors/index.js';
+import { BadRequest, NotFound, toApiError, Unavailable } from './errors/index.js';
 import { createGraphQL } from './graphql/index.js';
 import * as ops from './operations/index.js';
 import type { OperationContext, WatchEvent } from './operations/types.js';
@@ -19,7 +19,7 @@ import { loadPlugins } from './plugins/loader.js';
 import { allowAll, type Authorizer } from './rbac/authorizer.js';
 import { PLATFORM_MODELS } from './registry/platform.js';
 import { Registry } from './registry/registry.js';
-import { parseRequestInfo } from './request/requestinfo.js';
+import { parseRequestInfo, parseTarget } from './request/requestinfo.js';
 import { handleResource, resolveEntry } from './rest/handler.js';
 import { rejectUpgrade, sendJson, sendProblem } from './rest/problem.js';
 import { socketWatch, watchOptions } from './rest/watch-stream.js';
@@ -90,12 +90,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://gateway');
+    const url = parseTarget(req.url);
     try {
       if (url.pathname === '/healthz') return await health(res);
       if (url.pathname === '/graphql') return await graphql.handle(req, res);
       const caller = await authenticate(req.headers.authorization);
       const info = parseRequestInfo(req.method ?? 'GET', url.pathname);
+      if (info.malformed) throw new BadRequest(info.malformed);
       if (!info.isResourceRequest) throw new NotFound(`no route for ${req.method} ${url.pathname}`);
       const ctx: OperationContext = { caller, authorizer };
       await handleResource(req, res, url, info, registry, ctx);
@@ -107,11 +108,12 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const watchSockets = new WebSocketServer({ noServer: true });
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://gateway');
+    const url = parseTarget(req.url);
     if (url.pathname === '/graphql') return graphql.handleUpgrade(req, socket, head);
     try {
       const caller = await authenticate(req.headers.authorization);
       const info = parseRequestInfo('GET', url.pathname, { watch: true });
+      if (info.malformed) throw new BadRequest(info.malformed);
       if (!info.isResourceRequest || info.name) throw new NotFound(`no watch endpoint at ${url.pathname}`);
       const entry = resolveEntry(registry, info);
       const ctx: OperationContext = { caller, authorizer };

@@ -9,7 +9,43 @@
  * collection); POST → create; PUT → update; PATCH → patch; DELETE → delete (with name) /
  * deletecollection (without). A nameless sub-resource create uses "-" as the name.
  * Anything else is a non-resource request whose verb is the lowercase method.
+ *
+ * Paths are taken as written (CONTRACT §4): `parseTarget` splits the raw request target without
+ * the dot-segment removal and percent-decoding that WHATWG `URL` applies, and a path with an empty
+ * segment (trailing or doubled slash), or a `.` or `..` segment (percent-encoded or not), is
+ * `malformed`: never a collection, an object or a route. Normalising first turned
+ * `DELETE …/persons/%2e` into a deletecollection.
  */
+
+/** The request target as written: the path untouched, the query parsed. */
+export interface RequestTarget {
+  /** Raw path, percent-encoding kept, dot segments kept. */
+  pathname: string;
+  searchParams: URLSearchParams;
+}
+
+export function parseTarget(raw: string | undefined): RequestTarget {
+  let target = raw ?? '/';
+  const hash = target.indexOf('#');
+  if (hash >= 0) target = target.slice(0, hash);
+  const q = target.indexOf('?');
+  const pathname = q >= 0 ? target.slice(0, q) : target;
+  const search = q >= 0 ? target.slice(q + 1) : '';
+  return { pathname: pathname === '' ? '/' : pathname, searchParams: new URLSearchParams(search) };
+}
+
+/** Why a raw path can never name a route, or undefined when every segment is well formed. */
+export function malformedPath(path: string): string | undefined {
+  if (!path.startsWith('/')) return 'the path must start with "/"';
+  if (path === '/') return undefined;
+  for (const seg of path.slice(1).split('/')) {
+    if (seg === '') return 'the path has an empty segment (a doubled or trailing "/")';
+    const decoded = decode(seg);
+    if (decoded === undefined) return 'the path has a malformed percent-encoding';
+    if (decoded === '.' || decoded === '..') return `the path has a "${decoded}" segment`;
+  }
+  return undefined;
+}
 export interface RequestInfo {
   isResourceRequest: boolean;
   path: string;
@@ -20,6 +56,8 @@ export interface RequestInfo {
   resource: string;
   name: string;
   subresource: string;
+  /** Set when the path is malformed (see malformedPath): such a request matches no route. */
+  malformed?: string;
 }
 
 const VERBS: Record<string, string> = {
@@ -49,11 +87,9 @@ export function parseRequestInfo(method: string, path: string, opts: { watch?: b
     name: '',
     subresource: '',
   };
-  const raw = path.split('/').slice(1);
-  if (raw.length && raw[raw.length - 1] === '') raw.pop(); // tolerate one trailing slash
-  const parts = raw.map(decode);
-  if (parts.some((p) => p === undefined || p === '')) return nonResource;
-  const segs = parts as string[];
+  const malformed = malformedPath(path);
+  if (malformed) return { ...nonResource, malformed };
+  const segs = path.split('/').slice(1).map((p) => decode(p)!);
   let apiPrefix: 'api' | 'apis';
   let apiGroup: string;
   let rest: string[];

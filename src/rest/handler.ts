@@ -8,7 +8,7 @@ import * as ops from '../operations/index.js';
 import { parsePositiveInt } from '../query/plan.js';
 import type { ListParams } from '../query/types.js';
 import type { ModelEntry, OperationContext } from '../operations/types.js';
-import type { RequestInfo } from '../request/requestinfo.js';
+import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
 import { requiredVersion } from '../registry/strategy.js';
 import type { Registry } from '../registry/registry.js';
 import { readJson, readPatch } from './body.js';
@@ -42,7 +42,7 @@ const STATUS = ['GET', 'PUT', 'PATCH'];
 export async function handleResource(
   req: IncomingMessage,
   res: ServerResponse,
-  url: URL,
+  url: RequestTarget,
   info: RequestInfo,
   registry: Registry,
   ctx: OperationContext,
@@ -61,7 +61,7 @@ export async function handleResource(
       }
       case 'POST': {
         const created = await ops.createObject(ctx, entry, await readJson(req));
-        const location = `${url.pathname.replace(/\/$/, '')}/${encodeURIComponent(created.metadata.name)}`;
+        const location = `${url.pathname}/${encodeURIComponent(created.metadata.name)}`;
         return sendJson(res, 201, created, { location });
       }
       case 'DELETE':

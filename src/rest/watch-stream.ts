@@ -8,8 +8,9 @@ import type { WebSocket } from 'ws';
 import { ApiError, toApiError } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import type { ModelEntry, OperationContext, WatchEvent, WatchOptions } from '../operations/types.js';
+import type { RequestTarget } from '../request/requestinfo.js';
 
-export function watchOptions(url: URL): WatchOptions {
+export function watchOptions(url: RequestTarget): WatchOptions {
   const rv = url.searchParams.get('resourceVersion');
   return {
     labelSelector: url.searchParams.getAll('labelSelector'),
@@ -30,7 +31,7 @@ export async function streamWatch(
   res: ServerResponse,
   ctx: OperationContext,
   entry: ModelEntry,
-  url: URL,
+  url: RequestTarget,
 ): Promise<void> {
   const pending: WatchEvent[] = [];
   let started = false;
