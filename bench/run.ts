@@ -52,6 +52,7 @@ import { machineInfo } from './lib/machine.js';
 import { parseOptions, type BenchOptions, type StoreKind } from './lib/options.js';
 import { busiestProfile, summarize } from './lib/profile.js';
 import { seed } from './lib/seed.js';
+import { BENCH_USER, BENCH_USER_PASSWORD, RBAC_BINDINGS, RBAC_ROLES, seedRbac } from './lib/rbac-seed.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PLUGINS_DIR = join(repoRoot, 'plugins');
@@ -59,6 +60,7 @@ const MODEL_KEY = `${GROUP}/${VERSION}/${PLURAL}`;
 const GQL_NOOP = JSON.stringify({ query: 'query Noop { __typename }' });
 const ADMIN_PASSWORD = `bench-${randomBytes(6).toString('hex')}`;
 const AUTH = { authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}` };
+const USER_AUTH = { authorization: `Basic ${Buffer.from(`${BENCH_USER}:${BENCH_USER_PASSWORD}`).toString('base64')}` };
 
 // ---------------------------------------------------------------------------------------------
 // Cleanup: temp dirs, FerretDB, child processes, on normal exit, errors and signals.
@@ -88,13 +90,25 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 // ---------------------------------------------------------------------------------------------
 // Scenarios
 
-type ScenarioId = 'rest-list' | 'raw-list' | 'gql-list' | 'rest-get' | 'gql-get' | 'raw-get' | 'gql-noop' | 'raw-list-opt';
+type ScenarioId =
+  | 'rest-list'
+  | 'raw-list'
+  | 'gql-list'
+  | 'rest-get'
+  | 'gql-get'
+  | 'raw-get'
+  | 'gql-noop'
+  | 'raw-list-opt'
+  | 'rest-get-user'
+  | 'rest-get-anon';
 
 interface Scenario {
   id: ScenarioId;
   label: string;
   client: 'gateway' | 'raw';
   make: (i: number) => RequestSpec;
+  /** Gateway credentials (default: the administrator over Basic auth); null: none (anonymous). */
+  auth?: Record<string, string> | null;
 }
 
 interface RunStats {
@@ -134,6 +148,8 @@ function scenarios(kind: StoreKind, size: number, lo: ListRequestOptions): Scena
   const restGet = names();
   const gqlGet = names();
   const rawGet = names();
+  const userGet = names();
+  const anonGet = names();
   return [
     { id: 'rest-list', label: 'gateway REST list', client: 'gateway', make: listSpec },
     { id: 'raw-list', label: 'raw-driver list', client: 'raw', make: listSpec },
@@ -146,6 +162,22 @@ function scenarios(kind: StoreKind, size: number, lo: ListRequestOptions): Scena
     { id: 'rest-get', label: 'gateway REST get', client: 'gateway', make: () => ({ method: 'GET', path: `${COLLECTION_PATH}/${restGet()}` }) },
     { id: 'gql-get', label: 'gateway GraphQL get', client: 'gateway', make: () => ({ method: 'POST', path: '/graphql', body: gqlGetBody(gqlGet()) }) },
     { id: 'raw-get', label: 'raw-driver get', client: 'raw', make: () => ({ method: 'GET', path: `${COLLECTION_PATH}/${rawGet()}` }) },
+    // Issue 8: the same get as a non-admin user (its access from bindings among 10,000) and as
+    // an anonymous caller (Person made public by an aggregate-to-anonymous template).
+    {
+      id: 'rest-get-user',
+      label: 'gateway REST get, user',
+      client: 'gateway',
+      auth: USER_AUTH,
+      make: () => ({ method: 'GET', path: `${COLLECTION_PATH}/${userGet()}` }),
+    },
+    {
+      id: 'rest-get-anon',
+      label: 'gateway REST get, anon',
+      client: 'gateway',
+      auth: null,
+      make: () => ({ method: 'GET', path: `${COLLECTION_PATH}/${anonGet()}` }),
+    },
     // Informational: the GraphQL endpoint's floor (yoga + envelop, no resolver, no store).
     { id: 'gql-noop', label: 'gateway GraphQL noop', client: 'gateway', make: () => ({ method: 'POST', path: '/graphql', body: GQL_NOOP }) },
     // Informational (embedded): the same list with the baseline driving from the most selective
@@ -185,6 +217,8 @@ async function verify(gw: HttpClient, raw: HttpClient, kind: StoreKind, size: nu
       if (opt.total !== rest.total || names(opt) !== names(rest)) throw new Error(`the selective baseline plan disagrees on ${q.name}/${q.team}`);
     }
     if (rest.items.some((o) => o.spec?.name !== q.name)) throw new Error('list returned an object that does not match the selector');
+    const asUser = (await gw.json({ method: 'GET', path: listPath(q, lo) }, USER_AUTH)) as ListLike;
+    if (asUser.total !== rest.total) throw new Error(`the bench user's list disagrees with the administrator's on ${q.name}/${q.team}`);
     if (firstTotal < 0) firstTotal = rest.total;
     const expected = Math.min(lo.pageSize, Math.max(0, rest.total - (lo.page - 1) * lo.pageSize));
     if (rest.items.length !== expected) throw new Error(`page holds ${rest.items.length} items, expected ${expected}`);
@@ -199,6 +233,8 @@ async function verify(gw: HttpClient, raw: HttpClient, kind: StoreKind, size: nu
   if (rest.metadata.name !== name || base.metadata.name !== name || g?.metadata.name !== name || g.spec?.name !== rest.spec?.name) {
     throw new Error(`get-by-name answers disagree for ${name}`);
   }
+  const anon = (await gw.json({ method: 'GET', path: `${COLLECTION_PATH}/${name}` })) as ListLike['items'][number];
+  if (anon.metadata?.name !== name) throw new Error(`the anonymous get (public template) failed: ${JSON.stringify(anon)}`);
   return firstTotal;
 }
 
@@ -229,7 +265,7 @@ async function measureSize(
     console.log(`  answers agree (gateway REST = GraphQL = baseline${kind === 'embedded' ? ' = selective baseline' : ''}); list query matches ${matches} of ${size}`);
     const all = scenarios(kind, size, lo).filter((s) => !o.scenarios || o.scenarios.includes(s.id));
     const client = (s: Scenario) => (s.client === 'gateway' ? gw : raw);
-    const headers = (s: Scenario) => (s.client === 'gateway' ? AUTH : undefined);
+    const headers = (s: Scenario) => (s.client === 'gateway' ? (s.auth === undefined ? AUTH : (s.auth ?? undefined)) : undefined);
 
     // Warm-up (JIT, statement caches, page cache) and request-count planning.
     const requests = {} as Record<ScenarioId, number>;
@@ -386,6 +422,9 @@ async function benchStore(o: BenchOptions, kind: StoreKind): Promise<StoreResult
   const result: StoreResult = { store: kind, label: setup.label, sizes: [], notes: setup.notes };
   const lo: ListRequestOptions = { page: o.page, pageSize: o.pageSize };
   let have = 0;
+  const rbac = await seedRbac(setup.config, o.seedConcurrency);
+  console.log(`  stored ${RBAC_ROLES} roles and ${RBAC_BINDINGS} role bindings in ${fmt(rbac.seconds, 1)} s (non-admin user "${BENCH_USER}", Person public by template)`);
+  result.notes.push(`RBAC objects stored for every size: ${RBAC_ROLES} roles, ${RBAC_BINDINGS} role bindings.`);
   for (const size of o.sizes) {
     const sizeStarted = performance.now();
     console.log(`\n--- ${kind}, ${size.toLocaleString('en-US')} objects ---`);
@@ -524,6 +563,14 @@ function report(o: BenchOptions, results: StoreResult[]): string {
       if (has(s, 'gql-get', 'rest-get')) {
         const g = pairedRatio(s.runs['gql-get'], s.runs['rest-get'], (x) => x.rps);
         rows.push({ issue: '4', store: r.store, what: `GraphQL get ÷ REST get req/s @ ${sizeTag(s)}`, value: g, target: '≥ 0.8', pass: g >= 0.8 });
+      }
+      if (has(s, 'rest-get-user', 'rest-get')) {
+        const v = pairedRatio(s.runs['rest-get-user'], s.runs['rest-get'], (x) => x.rps);
+        rows.push({ issue: '8', store: r.store, what: `REST get non-admin user ÷ admin req/s @ ${sizeTag(s)} (${RBAC_ROLES} roles, ${RBAC_BINDINGS} bindings)`, value: v, target: '≥ 0.9', pass: v >= 0.9 });
+      }
+      if (has(s, 'rest-get', 'rest-get-anon')) {
+        const v = pairedRatio(s.runs['rest-get'], s.runs['rest-get-anon'], (x) => x.rps);
+        rows.push({ issue: '8', store: r.store, what: `REST get admin over Basic ÷ anonymous (public by template) req/s @ ${sizeTag(s)}`, value: v, target: '≥ 0.9', pass: v >= 0.9 });
       }
       if (has(s, 'gql-list', 'rest-list')) {
         const l = pairedRatio(s.runs['gql-list'], s.runs['rest-list'], (x) => x.rps);

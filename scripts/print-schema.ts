@@ -1,6 +1,6 @@
 /**
  * Prints the GraphQL schema (with @auth) to schema/:
- *   schema/base.graphql  platform kinds only (roles, rolebindings, users)
+ *   schema/base.graphql  platform kinds (roles, rolebindings, users, plugins) and platform plugins (content)
  *   schema/full.graphql  plus the models of the example plugins in plugins/
  * Run: npm run schema:print. test/graphql/schema-files.test.ts fails when the files are stale.
  */
@@ -11,6 +11,7 @@ import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { buildGatewaySchema } from '../src/graphql/index.js';
 import type { ModelEntry } from '../src/operations/index.js';
 import { discoverPlugins } from '../src/plugins/loader.js';
+import { PLUGIN_KIND, PLUGIN_KIND_OPTIONS } from '../src/plugins/plugin-kind.js';
 import { compileModel } from '../src/registry/compile.js';
 import type { Model } from '../src/registry/model.js';
 import { PLATFORM_MODELS } from '../src/registry/platform.js';
@@ -28,7 +29,14 @@ const noStore = new Proxy({} as ModelStore, {
   },
 });
 
-export const platformModels = (): Model[] => PLATFORM_MODELS.map(({ decl, opts }) => compileModel(decl, opts));
+/** Platform kinds, the Plugin kind and the models of the platform plugins (src/plugins/platform). */
+export async function platformModels(): Promise<Model[]> {
+  const kinds = [...PLATFORM_MODELS, { decl: PLUGIN_KIND, opts: PLUGIN_KIND_OPTIONS }].map(({ decl, opts }) => compileModel(decl, opts));
+  const platformPlugins = (await discoverPlugins(join(root, 'plugins'), { platform: true })).flatMap((p) =>
+    p.models.map((decl) => compileModel(decl, { plugin: p.manifest.name, platform: true })),
+  );
+  return [...kinds, ...platformPlugins];
+}
 
 export async function pluginModels(pluginsDir = join(root, 'plugins')): Promise<Model[]> {
   const plugins = await discoverPlugins(pluginsDir);
@@ -44,7 +52,7 @@ export function printModels(models: Model[]): string {
 
 /** The text both files should have. */
 export async function renderSchemas(): Promise<{ base: string; full: string }> {
-  const base = platformModels();
+  const base = await platformModels();
   return { base: printModels(base), full: printModels([...base, ...(await pluginModels())]) };
 }
 

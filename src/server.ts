@@ -1,47 +1,70 @@
 /**
- * Composition root: configuration → store adapter → registry (platform kinds + plugins) →
- * authenticator/authorizer → HTTP server mounting REST, GraphQL and watch.
- * The only module that knows which store adapter runs.
+ * Composition root: configuration → store adapter → security generation → registry (platform
+ * kinds with their hooks, then plugins) → authenticator/authorizer → HTTP pipeline mounting
+ * REST, GraphQL and watch. The only module that knows which store adapter runs.
  */
-import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { WebSocketServer } from 'ws';
 import { createAuthenticator } from './auth/authenticate.js';
+import { SecurityGeneration } from './auth/generation.js';
+import { LoginLimiter, type LoginLimits, DEFAULT_LOGIN_LIMITS } from './auth/login-limiter.js';
+import { TokenStore } from './auth/tokens.js';
+import { userHooks } from './auth/user-hooks.js';
+import { ensureAdmin, ensureBuiltinRoles } from './bootstrap/security.js';
 import type { Config } from './config.js';
-import { BadRequest, NotFound, toApiError, Unavailable } from './errors/index.js';
+import { Unavailable } from './errors/index.js';
+import { sendJson, sendProblem } from './errors/http.js';
 import { createGraphQL } from './graphql/index.js';
-import * as ops from './operations/index.js';
-import type { OperationContext, WatchEvent } from './operations/types.js';
-import { loadPlugins } from './plugins/loader.js';
-import { allowAll, type Authorizer } from './rbac/authorizer.js';
-import { PLATFORM_MODELS } from './registry/platform.js';
+import { createPipeline } from './http/pipeline.js';
+import { platformRoutes } from './http/platform-routes.js';
+import { createRouteTable, type CustomRoutes } from './http/routes.js';
+import { RouteTable } from './plugins/custom-routes.js';
+import { PluginController } from './plugins/lifecycle.js';
+import { serveCustomRoute } from './plugins/serve-route.js';
+import { bindingAdmission, roleAdmission, userAdmission } from './rbac/admission.js';
+import type { Authorizer } from './rbac/authorizer.js';
+import { RbacAuthorizer } from './rbac/rbac-authorizer.js';
+import { PLATFORM_MODELS, ROLE, ROLE_BINDING, USER } from './registry/platform.js';
+import type { KindHooks } from './registry/hooks.js';
 import { Registry } from './registry/registry.js';
-import { parseRequestInfo, parseTarget } from './request/requestinfo.js';
-import { handleResource, resolveEntry } from './rest/handler.js';
-import { rejectUpgrade, sendJson, sendProblem } from './rest/problem.js';
-import { socketWatch, watchOptions } from './rest/watch-stream.js';
 import { createEmbeddedStore } from './store/embedded/index.js';
 import { createMongoStore } from './store/mongo/index.js';
 import type { Store } from './store/types.js';
+import { withDeadline } from './store/deadline.js';
+import { guardServer } from './http/guard.js';
+import { refuseBadUpgrade } from './http/upgrade.js';
+import { resolveLimits, type Limits } from './limits.js';
 
 export interface Gateway {
   url: string;
   registry: Registry;
   store: Store;
+  /** The plugin lifecycle controller (CONTRACT §7). */
+  plugins: PluginController;
   adminUsername: string;
-  adminPassword: string;
-  /** True when the admin password was generated at this start (print it once). */
+  /** The administrator's password when it was generated at this start (print it once), else undefined. */
+  adminPassword?: string;
+  /** True when the admin password was generated at this start. */
   generatedPassword: boolean;
   close(): Promise<void>;
 }
 
 export interface GatewayOptions {
   logger?: Logger;
-  /** Replaces the authorizer (the RBAC issue plugs the real one in; tests use deny-some). */
+  /**
+   * Replaces the RBAC authorizer. Tests of layers above authorization use it; it is the one
+   * opt-out besides rbac/system.ts `systemContext`.
+   */
   authorizer?: Authorizer;
+  /** The custom-route slot (plugin routes), consulted after authentication and authorization. */
+  customRoutes?: CustomRoutes;
+  /** Failed-login limits (CONTRACT §2 values by default). */
+  loginLimits?: Partial<LoginLimits>;
+  /** How often another gateway's RBAC changes are looked for (ms). */
+  securityPollMs?: number;
+  /** Overrides rows of src/limits.ts (tests use short deadlines). */
+  limits?: Partial<Limits>;
 }
 
 export function openStore(config: Config): Promise<Store> {
@@ -52,19 +75,39 @@ const HEALTH_TIMEOUT_MS = 3000;
 
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const log = options.logger ?? pino({ level: config.logLevel });
-  const authorizer = options.authorizer ?? allowAll;
-  const generatedPassword = !config.adminPassword;
-  const adminPassword = config.adminPassword ?? randomBytes(12).toString('base64url');
-  const authenticate = createAuthenticator({ username: config.adminUsername, password: adminPassword });
 
-  const store = await openStore(config);
+  const limits = resolveLimits(process.env, options.limits);
+  const store = withDeadline(await openStore(config), limits.storeTimeoutMs);
+  const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
+  const securityChanged = () => generation.bump();
   const registry = new Registry(store);
+  const platformStore = (plural: string) => {
+    const entry = registry.find('', 'v1alpha1', plural);
+    if (!entry) throw new Unavailable(`platform kind ${plural} is not registered`);
+    return entry.store;
+  };
+  const rbac = new RbacAuthorizer({
+    roles: () => platformStore('roles'),
+    bindings: () => platformStore('rolebindings'),
+    generation,
+    pluginOf: (group, version, resource) => registry.find(group, version, resource)?.model.plugin,
+  });
+  const authorizer = options.authorizer ?? rbac;
+  const tokens = await TokenStore.open(store, securityChanged);
+  const authenticate = createAuthenticator({
+    users: { get: (name) => platformStore('users').get(name) },
+    tokens,
+    generation,
+    limiter: new LoginLimiter({ ...DEFAULT_LOGIN_LIMITS, ...options.loginLimits }),
+  });
+
   const yogaLog = log.child({ component: 'graphql' });
   const text = (args: unknown[]) => args.map((a) => (a instanceof Error ? a.stack : typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
   const graphql = createGraphQL({
     registry,
     authorizer,
     authenticate,
+    describeCaller: (caller) => rbac.describe(caller),
     logging: {
       debug: (...a: unknown[]) => yogaLog.debug(text(a)),
       info: (...a: unknown[]) => yogaLog.info(text(a)),
@@ -72,12 +115,20 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       error: (...a: unknown[]) => yogaLog.error(text(a)),
     },
   });
-  for (const { decl, opts } of PLATFORM_MODELS) await registry.register(decl, opts);
-  await loadPlugins(config.pluginsDir, registry, log);
 
-  const logError = (e: unknown) => log.error({ err: e instanceof Error ? e.stack : String(e) }, 'request failed');
+  const hooks = new Map<unknown, KindHooks>([
+    [ROLE, { admit: roleAdmission(rbac), changed: securityChanged }],
+    [ROLE_BINDING, { admit: bindingAdmission(rbac), changed: securityChanged }],
+    [USER, { ...userHooks(securityChanged), admit: userAdmission(rbac) }],
+  ]);
+  for (const { decl, opts } of PLATFORM_MODELS) await registry.register(decl, { ...opts, hooks: hooks.get(decl) });
+  await ensureBuiltinRoles(registry);
+  const admin = await ensureAdmin(registry, { username: config.adminUsername, password: config.adminPassword }, log);
+  const pluginRoutes = new RouteTable();
+  const plugins = new PluginController({ registry, routes: pluginRoutes, log, pluginsDir: config.pluginsDir });
+  await plugins.boot();
 
-  async function health(res: ServerResponse): Promise<void> {
+  async function health(_req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       await Promise.race([
         store.ping(),
@@ -89,59 +140,39 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     }
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = parseTarget(req.url);
-    try {
-      if (url.pathname === '/healthz') return await health(res);
-      if (url.pathname === '/graphql') return await graphql.handle(req, res);
-      const caller = await authenticate(req.headers.authorization);
-      const info = parseRequestInfo(req.method ?? 'GET', url.pathname);
-      if (info.malformed) throw new BadRequest(info.malformed);
-      if (!info.isResourceRequest) throw new NotFound(`no route for ${req.method} ${url.pathname}`);
-      const ctx: OperationContext = { caller, authorizer };
-      await handleResource(req, res, url, info, registry, ctx);
-    } catch (e) {
-      sendProblem(res, e, url.pathname, logError);
-    }
-  }
+  // The custom-route slot: routes given by the embedder first, then those of started plugins.
+  const customRoutes: CustomRoutes = {
+    match(method, pathname) {
+      const own = options.customRoutes?.match(method, pathname);
+      if (own) return own;
+      const m = pluginRoutes.match(method, pathname);
+      if (!m) return undefined;
+      return (req, res, rc) =>
+        serveCustomRoute(req, res, { route: m, info: rc.info, caller: rc.caller, authorizer: rc.operations.authorizer, registry, log });
+    },
+  };
+  const routes = createRouteTable({
+    registry,
+    customRoutes,
+    platform: platformRoutes({
+      tokens,
+      describe: (caller) => rbac.describe(caller),
+      userExists: async (name) => !!(await platformStore('users').get(name)),
+    }),
+  });
+  const pipeline = createPipeline({
+    authenticate,
+    authorizer,
+    routes,
+    registry,
+    graphql,
+    publicEndpoints: new Map([['/healthz', health]]),
+    log,
+  });
 
-  const watchSockets = new WebSocketServer({ noServer: true });
-
-  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const url = parseTarget(req.url);
-    if (url.pathname === '/graphql') return graphql.handleUpgrade(req, socket, head);
-    try {
-      const caller = await authenticate(req.headers.authorization);
-      const info = parseRequestInfo('GET', url.pathname, { watch: true });
-      if (info.malformed) throw new BadRequest(info.malformed);
-      if (!info.isResourceRequest || info.name) throw new NotFound(`no watch endpoint at ${url.pathname}`);
-      const entry = resolveEntry(registry, info);
-      const ctx: OperationContext = { caller, authorizer };
-      // Open the watch before accepting the socket so denials and bad selectors are HTTP errors.
-      const early: WatchEvent[] = [];
-      let sink: (e: WatchEvent) => void = (e) => early.push(e);
-      const stop = await ops.watchObjects(ctx, entry, watchOptions(url), (e) => sink(e));
-      watchSockets.handleUpgrade(req, socket, head, (ws) => {
-        void socketWatch(ws, async (send) => {
-          for (const e of early) send(e);
-          sink = send;
-          return stop;
-        });
-      });
-    } catch (e) {
-      const err = toApiError(e);
-      if (err.status === 410) {
-        // Expired resume point: accept, send an ERROR event with code 410, close (CONTRACT §4).
-        watchSockets.handleUpgrade(req, socket, head, (ws) => void socketWatch(ws, () => Promise.reject(err)));
-        return;
-      }
-      if (err.status >= 500) logError(e);
-      rejectUpgrade(socket, err, url.pathname);
-    }
-  }
-
-  const server = createServer((req, res) => void handle(req, res));
-  server.on('upgrade', (req, socket, head) => void upgrade(req, socket, head));
+  const server = createServer((req, res) => void pipeline.handle(req, res));
+  guardServer(server, limits);
+  server.on('upgrade', (req, socket, head) => void (refuseBadUpgrade(req, socket) || pipeline.upgrade(req, socket, head)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -155,12 +186,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     url,
     registry,
     store,
-    adminUsername: config.adminUsername,
-    adminPassword,
-    generatedPassword,
+    plugins,
+    adminUsername: admin.username,
+    adminPassword: admin.generatedPassword,
+    generatedPassword: admin.generatedPassword !== undefined,
     async close() {
-      for (const ws of watchSockets.clients) ws.terminate();
-      watchSockets.close();
+      await plugins.close();
+      generation.stop();
+      pipeline.close();
       await graphql.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

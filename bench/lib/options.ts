@@ -44,7 +44,7 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --seed-concurrency=16        BENCH_SEED_CONCURRENCY creates in flight while seeding
   --page=1 --page-size=20      BENCH_PAGE, BENCH_PAGE_SIZE
   --cpu-prof=DIR               BENCH_CPU_PROF         profile the gateway child (node --cpu-prof) into DIR
-  --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt
+  --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon
 `;
 
 function int(name: string, text: string, min = 1): number {

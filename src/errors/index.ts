@@ -1,6 +1,6 @@
 /**
  * API errors: one class per outcome, each carrying its HTTP status and GraphQL `extensions.code`.
- * Transports map them in exactly one place each: rest/problem.ts and graphql/errors.ts.
+ * Transports map them in exactly one place each: errors/http.ts (REST, upgrades) and graphql/errors.ts.
  */
 export type ErrorCode =
   | 'BAD_REQUEST'
@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'METHOD_NOT_ALLOWED'
   | 'CONFLICT'
   | 'GONE'
+  | 'TOO_MANY_REQUESTS'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'INVALID'
   | 'UNAVAILABLE'
@@ -27,6 +28,8 @@ export class ApiError extends Error {
     readonly title: string,
     detail: string,
     readonly errors?: FieldError[],
+    /** Response headers every transport sends with this error (WWW-Authenticate, Retry-After). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(detail);
     this.name = 'ApiError';
@@ -41,9 +44,12 @@ export class BadRequest extends ApiError {
     super(400, 'BAD_REQUEST', 'Bad Request', detail);
   }
 }
+/** The challenge sent with every 401 (CONTRACT §2: Basic and Bearer personal access tokens). */
+export const WWW_AUTHENTICATE = 'Basic realm="svc", Bearer realm="svc"';
+
 export class Unauthenticated extends ApiError {
   constructor(detail = 'Invalid credentials.') {
-    super(401, 'UNAUTHENTICATED', 'Unauthorized', detail);
+    super(401, 'UNAUTHENTICATED', 'Unauthorized', detail, undefined, { 'www-authenticate': WWW_AUTHENTICATE });
   }
 }
 export class Forbidden extends ApiError {
@@ -73,6 +79,11 @@ export class Gone extends ApiError {
     super(410, 'GONE', 'Gone', detail);
   }
 }
+export class TooManyRequests extends ApiError {
+  constructor(detail: string, readonly retryAfterSeconds: number) {
+    super(429, 'TOO_MANY_REQUESTS', 'Too Many Requests', detail, undefined, { 'retry-after': String(Math.max(1, retryAfterSeconds)) });
+  }
+}
 export class PayloadTooLarge extends ApiError {
   constructor(detail: string) {
     super(413, 'BAD_REQUEST', 'Payload Too Large', detail);
@@ -96,6 +107,13 @@ export class Unavailable extends ApiError {
 export class Internal extends ApiError {
   constructor() {
     super(500, 'INTERNAL', 'Internal Server Error', 'Something went wrong.');
+  }
+}
+
+/** The request (headers or body) did not arrive within its deadline. */
+export class RequestTimeout extends ApiError {
+  constructor(detail: string) {
+    super(408, 'BAD_REQUEST', 'Request Timeout', detail);
   }
 }
 

@@ -9,7 +9,7 @@
 import { buildSchema, defaultFieldResolver, type GraphQLDirective, type GraphQLSchema } from 'graphql';
 import { getDirective, MapperKind, mapSchema } from '@graphql-tools/utils';
 import { Forbidden } from '../errors/index.js';
-import type { Attributes } from '../rbac/authorizer.js';
+import { deniedMessage, preauthorized, type Attributes } from '../rbac/authorizer.js';
 import type { GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
 
@@ -53,14 +53,16 @@ function attributesFor(spec: AuthSpec, args: Record<string, unknown>, ctx: Graph
   };
 }
 
-async function check(spec: AuthSpec, args: Record<string, unknown>, ctx: GraphQLContext): Promise<void> {
+/**
+ * The one authorization of a field. Returns the context the resolver runs with: its authorizer
+ * answers this same request from the decision just taken, so the operation does not ask again.
+ * A watch may open restricted to the names a resourceNames grant lists (see Decision.names).
+ */
+async function check(spec: AuthSpec, args: Record<string, unknown>, ctx: GraphQLContext): Promise<GraphQLContext> {
   const attrs = attributesFor(spec, args, ctx);
   const decision = await ctx.authorizer.authorize(attrs);
-  if (!decision.allowed) {
-    const what = `${attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource}${attrs.name ? ` "${attrs.name}"` : ''}`;
-    const where = attrs.apiGroup ? `${attrs.apiGroup}/${attrs.apiVersion}` : attrs.apiVersion;
-    throw new Forbidden(`user "${ctx.caller.username}" cannot ${attrs.verb} ${what} in ${where}`);
-  }
+  if (!decision.allowed && !(spec.verb === 'watch' && decision.names?.size)) throw new Forbidden(deniedMessage(attrs));
+  return { ...ctx, authorizer: preauthorized(attrs, decision, ctx.authorizer) };
 }
 
 /** Returns a copy of `schema` whose `@auth` fields check the authorizer first. */
@@ -75,8 +77,7 @@ export function applyAuthDirective(schema: GraphQLSchema): GraphQLSchema {
           ...field,
           subscribe: async (source, args, ctx: GraphQLContext, info) => {
             try {
-              await check(spec, args, ctx);
-              return await subscribe(source, args, ctx, info);
+              return await subscribe(source, args, await check(spec, args, ctx), info);
             } catch (err) {
               throw toGraphQLError(err);
             }
@@ -88,8 +89,7 @@ export function applyAuthDirective(schema: GraphQLSchema): GraphQLSchema {
         ...field,
         resolve: async (source, args, ctx: GraphQLContext, info) => {
           try {
-            await check(spec, args, ctx);
-            return await resolve(source, args, ctx, info);
+            return await resolve(source, args, await check(spec, args, ctx), info);
           } catch (err) {
             throw toGraphQLError(err);
           }

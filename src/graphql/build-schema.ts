@@ -26,7 +26,7 @@ import { applyAuthDirective, authDirective, authExtensions, type AuthSpec } from
 import type { GraphQLContext } from './context.js';
 import { buildModelTypes, type ModelTypes } from './json-schema-types.js';
 import { describeModel, GRAPHQL_NAME, modelNames, rootFieldNames, type ModelNames } from './naming.js';
-import { meResolver, modelResolvers, type CallerDescription } from './resolvers.js';
+import { canIResolver, meResolver, modelResolvers, type CallerDescription } from './resolvers.js';
 import { JSONScalar, MeType, ObjectMetaInputType, ObjectMetaType, SHARED_TYPE_NAMES, WatchEventTypeEnum } from './shared-types.js';
 
 export class SchemaNameClash extends Error {
@@ -132,6 +132,19 @@ export function buildGatewaySchema(entries: readonly ModelEntry[], opts: BuildOp
 
   const query: Fields = {
     me: { type: nonNull(MeType), description: 'The caller.', resolve: meResolver(opts.describeCaller) },
+    canI: {
+      type: nonNull(GraphQLBoolean),
+      description:
+        'Whether the caller may `verb` on `resource` (`plural` or `plural/subresource`) in `group` (empty for platform kinds), optionally on the object `name`.',
+      args: {
+        verb: { type: nonNull(GraphQLString) },
+        group: { type: nonNull(GraphQLString) },
+        resource: { type: nonNull(GraphQLString) },
+        name: { type: GraphQLString },
+        version: { type: GraphQLString, description: 'API version (rules do not depend on it).' },
+      },
+      resolve: canIResolver(),
+    },
   };
   const mutation: Fields = {};
   const subscription: Fields = {};

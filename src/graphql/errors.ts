@@ -1,5 +1,5 @@
 /**
- * The one place GraphQL errors are shaped (the REST counterpart is rest/problem.ts).
+ * The one place GraphQL errors are shaped (the HTTP mapping below both transports is errors/http.ts).
  *
  *  - ApiError (from the operations, the @auth directive, authentication) → its message with
  *    `extensions.code` = the ApiError code, plus `extensions.errors` (field errors) for INVALID.
@@ -11,9 +11,9 @@
  */
 import { GraphQLError, type GraphQLErrorExtensions } from 'graphql';
 import { ApiError, type ErrorCode } from '../errors/index.js';
+import { errorHeaders } from '../errors/http.js';
 
 export const INTERNAL_MESSAGE = 'Internal server error.';
-export const WWW_AUTHENTICATE = 'Basic realm="svc", Bearer';
 
 export function apiErrorExtensions(err: ApiError): GraphQLErrorExtensions {
   const extensions: GraphQLErrorExtensions = { code: err.code };
@@ -35,10 +35,8 @@ export function toGraphQLError(err: unknown, opts: { request?: boolean } = {}): 
   const extensions = apiErrorExtensions(err);
   if (opts.request) {
     // graphql-yoga turns this into the response status/headers and strips it from the body.
-    extensions.http = {
-      status: err.status,
-      ...(err.status === 401 ? { headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } } : {}),
-    };
+    const headers = errorHeaders(err);
+    extensions.http = { status: err.status, ...(Object.keys(headers).length ? { headers } : {}) };
   }
   return new GraphQLError(err.message, { extensions });
 }

@@ -32,9 +32,12 @@ import type { Authorizer, Caller } from '../rbac/authorizer.js';
 import type { GraphQLContext } from './context.js';
 import { INTERNAL_MESSAGE, maskError } from './errors.js';
 import { maxAliasesRule, maxDepthRule, type Limits } from './limits.js';
+import { readBody as readLimitedBody } from '../http/read-body.js';
+import { textDepth } from '../json/depth.js';
+import { LIMITS } from '../limits.js';
 
 /** Bodies above this get 413 (yoga itself sets no limit). */
-export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+export const MAX_BODY_BYTES = LIMITS.bodyBytes;
 const MAX_CACHED_DOCUMENTS = 1000;
 
 interface Prepared {
@@ -62,7 +65,8 @@ function jitSafe(schema: GraphQLSchema, operation: OperationDefinitionNode, quer
 export interface FastPathDeps {
   schema(): GraphQLSchema;
   limits: Limits;
-  authenticate(authorization: string | undefined): Promise<Caller>;
+  /** The request's caller (authenticated once per request, shared with yoga if it takes over). */
+  callerOf(req: IncomingMessage): Promise<Caller>;
   authorizer: Authorizer;
   logError(err: unknown): void;
 }
@@ -84,16 +88,21 @@ const isJsonBody = (req: IncomingMessage) => {
   return ct === 'application/json' || ct === 'application/json;charset=utf-8';
 };
 
+/** The body, or undefined when it is over the limit (read and discarded: see http/read-body.ts). */
 async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
+  try {
+    return await readLimitedBody(req, MAX_BODY_BYTES);
+  } catch (e) {
+    if ((e as { status?: number }).status === 413) return undefined;
+    throw e;
   }
-  return Buffer.concat(chunks);
 }
+
+const badRequest = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}) => {
+  const text = JSON.stringify({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+  res.end(text);
+};
 
 /** Hands a request whose body was already read to yoga, and copies its answer back. */
 export async function replay(
@@ -112,15 +121,32 @@ export async function replay(
     headers,
     body: new Uint8Array(body),
   });
-  const out = Buffer.from(await response.arrayBuffer());
   const outHeaders: Record<string, string> = {};
   response.headers.forEach((v, k) => {
     if (k !== 'content-length' && k !== 'transfer-encoding') outHeaders[k] = v;
   });
+  if (STREAMING.test(response.headers.get('content-type') ?? '') && response.body) {
+    // A subscription (text/event-stream, multipart/mixed): headers at once, then each part as
+    // it comes; the client leaving cancels the stream (and so the subscription).
+    res.writeHead(response.status, outHeaders);
+    res.flushHeaders();
+    const reader = response.body.getReader();
+    res.once('close', () => void reader.cancel().catch(() => undefined));
+    for (;;) {
+      const chunk = await reader.read().catch(() => ({ done: true, value: undefined }) as const);
+      if (chunk.done || res.destroyed) break;
+      res.write(chunk.value);
+    }
+    res.end();
+    return;
+  }
+  const out = Buffer.from(await response.arrayBuffer());
   outHeaders['content-length'] = String(out.length);
   res.writeHead(response.status, outHeaders);
   res.end(out);
 }
+
+const STREAMING = /^\s*(text\/event-stream|multipart\/mixed)/i;
 
 export type FastPathOutcome =
   | { handled: true }
@@ -169,19 +195,25 @@ export function createFastPath(deps: FastPathDeps): FastPath {
 
   return {
     async serve(req, res) {
-      if (req.method !== 'POST' || !isJsonBody(req) || (req.url ?? '').includes('?')) return { handled: false };
-      const type = responseType(req.headers.accept);
-      if (!type) return { handled: false };
+      if (req.method !== 'POST') return { handled: false };
+      // Every POST body is read here, within the size limit, also when yoga serves the request.
       const body = await readBody(req);
       if (!body) {
-        const text = JSON.stringify({ errors: [{ message: `The request body exceeds ${MAX_BODY_BYTES} bytes.`, extensions: { code: 'BAD_REQUEST' } }] });
-        res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
-        res.end(text);
+        badRequest(res, 413, `The request body exceeds ${MAX_BODY_BYTES} bytes.`, { connection: 'close' });
+        return { handled: true };
+      }
+      if (!isJsonBody(req) || (req.url ?? '').includes('?')) return { handled: false, body };
+      const type = responseType(req.headers.accept);
+      if (!type) return { handled: false, body };
+      const bodyText = body.toString('utf8');
+      if (textDepth(bodyText, LIMITS.jsonDepth) > LIMITS.jsonDepth) {
+        // Variables nested this deep would exhaust the stack of input coercion and of the patch code.
+        badRequest(res, 400, `The request body is nested more than ${LIMITS.jsonDepth} levels deep (limit: JSON nesting depth ${LIMITS.jsonDepth}).`);
         return { handled: true };
       }
       let params: { query?: unknown; variables?: unknown; operationName?: unknown; extensions?: unknown };
       try {
-        params = JSON.parse(body.toString('utf8'));
+        params = JSON.parse(bodyText);
       } catch {
         return { handled: false, body };
       }
@@ -205,7 +237,7 @@ export function createFastPath(deps: FastPathDeps): FastPath {
       if (!operation || operation.operation === 'subscription') return { handled: false, body };
       let caller: Caller;
       try {
-        caller = await deps.authenticate(req.headers.authorization);
+        caller = await deps.callerOf(req);
       } catch {
         return { handled: false, body }; // yoga answers 401 with its headers
       }

@@ -13,6 +13,8 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { valueDepth } from '../json/depth.js';
+import { LIMITS } from '../limits.js';
 
 export interface Limits {
   /** Deepest field nesting of an operation (fragments expanded); `{ a { b } }` is 2. */
@@ -87,10 +89,28 @@ export function maxAliasesRule(maxAliases: number): ValidationRule {
   };
 }
 
+/**
+ * Variables nested deeper than the JSON depth limit (src/limits.ts) are refused before input
+ * coercion, the merge patch or a store walks them recursively.
+ */
+function variablesTooDeep(variables: unknown): { errors: GraphQLError[] } | undefined {
+  const max = LIMITS.jsonDepth;
+  if (valueDepth(variables, max + 1) <= max + 1) return undefined; // the variables map itself is one level
+  return { errors: [limitError(`The variables are nested more than ${max} levels deep (limit: JSON nesting depth ${max}).`)] };
+}
+
 /** The envelop/yoga plugin applying the limits. */
 export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
   const rules = [maxDepthRule(limits.maxDepth), maxAliasesRule(limits.maxAliases)];
   return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const refused = variablesTooDeep(args.variableValues);
+      if (refused) setResultAndStopExecution(refused);
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const refused = variablesTooDeep(args.variableValues);
+      if (refused) setResultAndStopExecution(refused);
+    },
     onParse({ parseFn, setParseFn }) {
       setParseFn((source, options) => {
         try {

@@ -4,7 +4,7 @@
  * shaped by errors.ts.
  */
 import type { GraphQLFieldResolver, GraphQLInputType } from 'graphql';
-import { NotFound } from '../errors/index.js';
+import { NotFound, toApiError, type ErrorCode } from '../errors/index.js';
 import {
   createObject,
   deleteObject,
@@ -13,7 +13,8 @@ import {
   patchObject,
   updateObject,
   updateStatus,
-  watchObjects,
+  errorEvent,
+  prepareWatch,
   type ModelEntry,
   type OperationContext,
   type WatchEvent,
@@ -89,33 +90,36 @@ export function modelResolvers(
       ),
     watch: {
       async subscribe(_src, args, ctx) {
+        // Same operation and feed as REST watch. The queue is bounded: a subscriber that falls
+        // that far behind gets an ERROR (503) and its subscription ends, releasing its memory.
         const stream = createEventStream<WatchEvent>({
+          maxQueued: 1000,
           onOverflow: () => ({
             type: 'ERROR',
             object: { code: 503, message: 'The subscriber fell too far behind; subscribe again.' },
             resourceVersion: '',
           }),
         });
-        const stop = await watchObjects(
-          opContext(ctx),
-          entry,
-          {
-            labelSelector: strings(args.labelSelector),
-            fieldSelector: strings(args.fieldSelector),
-            resourceVersion: optional(args.resourceVersion as string | null),
-          },
-          (event) => {
-            stream.push(event);
-            if (event.type === 'ERROR') stream.end();
-          },
-        );
-        stream.onClose(stop);
+        const prepared = await prepareWatch(opContext(ctx), entry, {
+          labelSelector: strings(args.labelSelector),
+          fieldSelector: strings(args.fieldSelector),
+          resourceVersion: optional(args.resourceVersion as string | null),
+        });
+        try {
+          const stop = await prepared.start({ send: (event) => stream.push(event), end: () => stream.end() });
+          stream.onClose(stop);
+        } catch (e) {
+          const err = toApiError(e);
+          stream.push(errorEvent(err));
+          stream.end();
+        }
         return stream;
       },
       resolve(event): WatchPayload {
         if (event.type === 'ERROR') {
           const { code, message } = event.object as { code?: number; message?: string };
-          throw graphQLError(message ?? 'The watch failed.', code === 410 ? 'GONE' : 'UNAVAILABLE');
+          const codes: Record<number, ErrorCode> = { 403: 'FORBIDDEN', 410: 'GONE', 400: 'BAD_REQUEST', 404: 'NOT_FOUND' };
+          throw graphQLError(message ?? 'The watch failed.', codes[code ?? 0] ?? 'UNAVAILABLE');
         }
         const object = event.type === 'BOOKMARK' ? null : (event.object as ApiObject);
         return { type: event.type, object, resourceVersion: event.resourceVersion };
@@ -129,12 +133,34 @@ export interface CallerDescription {
   uiPermissions: string[];
 }
 
+/** `canI(verb, group, resource, name)`: asks the caller's authorizer, as a front-end would before showing a button. */
+export function canIResolver(): Resolver {
+  return async (_src, args, ctx): Promise<boolean> => {
+    const [resource = '', subresource = ''] = String(args.resource).split('/', 2);
+    const group = String(args.group ?? '');
+    const version = typeof args.version === 'string' ? args.version : '';
+    const name = typeof args.name === 'string' ? args.name : '';
+    const decision = await ctx.authorizer.authorize({
+      caller: ctx.caller,
+      verb: String(args.verb),
+      isResourceRequest: true,
+      apiGroup: group,
+      apiVersion: version,
+      resource,
+      subresource,
+      name,
+      path: '',
+    });
+    return decision.allowed;
+  };
+}
+
 /** `me`: the caller, with roles resolved by `describe` when given. */
 export function meResolver(describe?: (caller: GraphQLContext['caller']) => Promise<CallerDescription>): Resolver {
   return async (_src, _args, ctx): Promise<Me> => {
     const { roles, uiPermissions } = describe
       ? await describe(ctx.caller)
-      : { roles: ctx.caller.roles, uiPermissions: [] as string[] };
+      : { roles: ctx.caller.authenticated ? ['anonymous', 'authenticated'] : ['anonymous'], uiPermissions: [] as string[] };
     return { username: ctx.caller.username, roles, uiPermissions };
   };
 }

@@ -9,17 +9,19 @@ import type { Duplex } from 'node:stream';
 import { GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { Unauthenticated } from '../errors/index.js';
+import type { WebSocket } from 'ws';
+import type { Authenticate } from '../auth/authenticate.js';
+import { ApiError } from '../errors/index.js';
+import { rejectUpgrade } from '../errors/http.js';
 import type { ModelEntry } from '../operations/index.js';
 import type { Authorizer, Caller } from '../rbac/authorizer.js';
 import type { Model } from '../registry/model.js';
-import { rejectUpgrade } from '../rest/problem.js';
 import { buildGatewaySchema, checkNames, type BuildOptions } from './build-schema.js';
 import type { GraphQLContext } from './context.js';
-import { maskError, toGraphQLError, WWW_AUTHENTICATE } from './errors.js';
+import { maskError, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { createFastPath, replay } from './fast-path.js';
+import { boundedWebSocketServer } from '../http/websocket.js';
 
 const REBUILD_DELAY_MS = 20;
 
@@ -35,7 +37,7 @@ export interface GraphQLOptions extends BuildOptions {
   registry: RegistryView;
   authorizer: Authorizer;
   /** Credentials → caller; throws Unauthenticated on wrong credentials, anonymous without any. */
-  authenticate(authorization: string | undefined): Promise<Caller>;
+  authenticate: Authenticate;
   limits?: Partial<Limits>;
   /** graphql-yoga logging (default: yoga's console logger). */
   logging?: boolean | YogaLogger;
@@ -117,6 +119,18 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   registry.addCheck?.(checkNames);
 
   let logError: (err: unknown) => void = (err) => console.error(err);
+
+  /** Each HTTP request is authenticated once, whether the fast path or yoga serves it. */
+  const authenticated = new WeakMap<IncomingMessage, Promise<Caller>>();
+  const callerOf = (req: IncomingMessage): Promise<Caller> => {
+    let p = authenticated.get(req);
+    if (!p) {
+      p = authenticate(req.headers.authorization, { address: req.socket.remoteAddress });
+      p.catch(() => undefined);
+      authenticated.set(req, p);
+    }
+    return p;
+  };
   const holder = new SchemaHolder(
     () => buildGatewaySchema(registry.entries(), { describeCaller: options.describeCaller }),
     (err) => logError(err),
@@ -136,8 +150,10 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       // WebSocket operations arrive with the caller resolved at connection time.
       const known = (initial as { caller?: Caller }).caller;
       if (known) return { caller: known, authorizer };
-      const header = initial.request.headers.get('authorization') ?? undefined;
+      const req = (initial as { req?: IncomingMessage }).req;
       try {
+        if (req) return { caller: await callerOf(req), authorizer };
+        const header = initial.request.headers.get('authorization') ?? undefined;
         return { caller: await authenticate(header), authorizer };
       } catch (err) {
         throw toGraphQLError(err, { request: true });
@@ -147,7 +163,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   logError = (err) => yoga.logger.error(err);
 
   // --- graphql-ws on the same path -------------------------------------------------------
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = boundedWebSocketServer();
   /** Caller from the upgrade request's Authorization header (when it had one). */
   const upgradeCallers = new WeakMap<WebSocket, Caller>();
   /** Caller of an acknowledged connection. */
@@ -162,13 +178,13 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
         try {
           const caller =
             typeof param === 'string'
-              ? await authenticate(param)
+              ? await authenticate(param, { address: ctx.extra.request.socket.remoteAddress })
               : (upgradeCallers.get(ctx.extra.socket) ?? (await authenticate(undefined)));
           callers.set(ctx.extra.socket, caller);
           return true;
         } catch (err) {
-          const unauthenticated = err instanceof Unauthenticated;
-          ctx.extra.socket.close(unauthenticated ? 4401 : 4500, unauthenticated ? 'Unauthorized' : 'Internal server error');
+          const known = err instanceof ApiError && err.status < 500;
+          ctx.extra.socket.close(known ? 4000 + err.status : 4500, known ? err.title : 'Internal server error');
           return false;
         }
       },
@@ -204,14 +220,14 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     wss,
   );
 
-  const fast = createFastPath({ schema: () => holder.current(), limits, authenticate, authorizer, logError: (e) => logError(e) });
+  const fast = createFastPath({ schema: () => holder.current(), limits, callerOf, authorizer, logError: (e) => logError(e) });
 
   return {
     async handle(req, res) {
       const outcome = await fast.serve(req, res);
       if (outcome.handled) return;
       if (outcome.body === undefined) return yoga.handle(req, res);
-      return replay(yoga.fetch, req, res, outcome.body);
+      return replay((url, init) => yoga.fetch(url, init, { req, res }), req, res, outcome.body);
     },
     handleUpgrade(req, socket, head) {
       const header = req.headers.authorization;
@@ -219,10 +235,9 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
         let caller: Caller | undefined;
         if (header !== undefined) {
           try {
-            caller = await authenticate(header);
+            caller = await authenticate(header, { address: req.socket.remoteAddress });
           } catch (err) {
-            const unauthenticated = err instanceof Unauthenticated;
-            rejectUpgrade(socket, err, '/graphql', unauthenticated ? { 'WWW-Authenticate': WWW_AUTHENTICATE } : {});
+            rejectUpgrade(socket, err, '/graphql');
             return;
           }
         }

@@ -1,19 +1,15 @@
 /** Helpers every operation uses: authorization, store-error translation, reads. */
-import { BadRequest, Conflict, Forbidden, Gone, NotFound, Unavailable, VersionConflict } from '../errors/index.js';
+import { Conflict, Forbidden, Gone, NotFound, Unavailable, VersionConflict } from '../errors/index.js';
+import { deniedMessage, type Attributes, type Decision } from '../rbac/authorizer.js';
+import type { WriteVerb } from '../registry/hooks.js';
 import type { ApiObject } from '../registry/object.js';
 import { StoreError } from '../store/errors.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
-/** Asks the authorizer; throws Forbidden when it says no. */
-export async function authorize(
-  ctx: OperationContext,
-  entry: ModelEntry,
-  verb: string,
-  name = '',
-  subresource = '',
-): Promise<void> {
+/** The attributes of a request on a model, as the HTTP pipeline and the @auth directive build them. */
+export function attributesFor(ctx: OperationContext, entry: ModelEntry, verb: string, name = '', subresource = ''): Attributes {
   const { model } = entry;
-  const decision = await ctx.authorizer.authorize({
+  return {
     caller: ctx.caller,
     verb,
     isResourceRequest: true,
@@ -23,11 +19,49 @@ export async function authorize(
     subresource,
     name,
     path: '',
-  });
-  if (!decision.allowed) {
-    const what = `${subresource ? `${model.plural}/${subresource}` : model.plural}${name ? ` "${name}"` : ''}`;
-    throw new Forbidden(`user "${ctx.caller.username}" cannot ${verb} ${what} in ${model.apiVersion}`);
-  }
+  };
+}
+
+/**
+ * Asks the authorizer; throws Forbidden when it says no. Transports that already authorized the
+ * request pass an authorizer that answers it from that decision (rbac/authorizer.ts
+ * `preauthorized`), so each request is decided once; every other caller is checked here.
+ */
+export async function authorize(
+  ctx: OperationContext,
+  entry: ModelEntry,
+  verb: string,
+  name = '',
+  subresource = '',
+): Promise<Decision> {
+  const attrs = attributesFor(ctx, entry, verb, name, subresource);
+  const decision = await ctx.authorizer.authorize(attrs);
+  if (!decision.allowed) throw new Forbidden(deniedMessage(attrs));
+  return decision;
+}
+
+/** What leaves the gateway: the kind's presentation hook (e.g. write-only fields removed). */
+export const present = (entry: ModelEntry, obj: ApiObject): ApiObject => (entry.hooks?.present ? entry.hooks.present(obj) : obj);
+
+/** The kind's admission hook (RBAC safety checks): throws to refuse the write. */
+export async function admit(
+  ctx: OperationContext,
+  entry: ModelEntry,
+  verb: WriteVerb,
+  subresource: string,
+  object: ApiObject | undefined,
+  old: ApiObject | undefined,
+): Promise<void> {
+  await entry.hooks?.admit?.({ caller: ctx.caller, authorizer: ctx.authorizer, verb, subresource, object, old });
+}
+
+/** The kind's last change before storing (e.g. password hashing), after validation. */
+export const prepare = async (entry: ModelEntry, next: ApiObject, old: ApiObject | undefined): Promise<ApiObject> =>
+  entry.hooks?.prepare ? entry.hooks.prepare(next, old) : next;
+
+/** Tells the kind a write was committed (cache invalidation). */
+export async function changed(entry: ModelEntry, obj: ApiObject): Promise<void> {
+  await entry.hooks?.changed?.(obj);
 }
 
 /** Translates neutral storage errors into API errors (k8s storage/errors InterpretXError). */
@@ -63,19 +97,6 @@ export async function readOrThrow(entry: ModelEntry, name: string): Promise<ApiO
   return obj;
 }
 
-/** Name from the path must match the body's metadata.name (400); a missing body name is filled. */
-export function matchName(body: unknown, name: string): unknown {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new BadRequest('the request body must be a JSON object');
-  }
-  const b = body as Record<string, unknown>;
-  const meta = (typeof b.metadata === 'object' && b.metadata !== null ? b.metadata : {}) as Record<string, unknown>;
-  if (meta.name !== undefined && meta.name !== name) {
-    throw new BadRequest(`metadata.name "${String(meta.name)}" does not match the name in the path "${name}"`);
-  }
-  return { ...b, metadata: { ...meta, name } };
-}
-
 /**
  * Writes a prepared successor of `old`: removes it when it is deleting with no finalizers left,
  * else compare-and-sets it against `old`'s version.
@@ -84,11 +105,15 @@ export async function commit(entry: ModelEntry, old: ApiObject, next: ApiObject)
   const name = old.metadata.name;
   const expected = old.metadata.version ?? 0;
   try {
+    let result: ApiObject;
     if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
       await entry.store.remove(name, expected);
-      return next;
+      result = next;
+    } else {
+      result = await entry.store.update(await prepare(entry, next, old), expected);
     }
-    return await entry.store.update(next, expected);
+    await changed(entry, result);
+    return result;
   } catch (e) {
     storeFailure(entry, name, e);
   }

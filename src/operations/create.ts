@@ -3,7 +3,7 @@ import { generateName } from '../registry/metadata.js';
 import type { ApiObject } from '../registry/object.js';
 import { prepareForCreate, validateObject } from '../registry/strategy.js';
 import { isStoreError } from '../store/errors.js';
-import { authorize, storeFailure } from './common.js';
+import { admit, authorize, changed, prepare, present, storeFailure } from './common.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
 const GENERATE_ATTEMPTS = 5;
@@ -13,10 +13,16 @@ export async function createObject(ctx: OperationContext, entry: ModelEntry, bod
   await authorize(ctx, entry, 'create');
   const obj = prepareForCreate(entry.model, body);
   const prefix = obj.metadata.name === undefined ? obj.metadata.generateName : undefined;
+  const store = async (): Promise<ApiObject> => {
+    const created = await entry.store.create(await prepare(entry, obj, undefined));
+    await changed(entry, created);
+    return present(entry, created);
+  };
   if (prefix === undefined) {
     validateObject(entry.model, obj);
+    await admit(ctx, entry, 'create', '', obj, undefined);
     try {
-      return await entry.store.create(obj);
+      return await store();
     } catch (e) {
       storeFailure(entry, obj.metadata.name, e);
     }
@@ -24,8 +30,9 @@ export async function createObject(ctx: OperationContext, entry: ModelEntry, bod
   for (let attempt = 1; ; attempt++) {
     obj.metadata.name = generateName(prefix);
     validateObject(entry.model, obj);
+    if (attempt === 1) await admit(ctx, entry, 'create', '', obj, undefined);
     try {
-      return await entry.store.create(obj);
+      return await store();
     } catch (e) {
       if (isStoreError(e, 'AlreadyExists') && attempt < GENERATE_ATTEMPTS) continue;
       if (isStoreError(e, 'AlreadyExists')) {

@@ -1,6 +1,6 @@
 import type { ApiObject } from '../registry/object.js';
 import { prepareForDelete } from '../registry/strategy.js';
-import { authorize, commit, readOrThrow, retryOnConflict } from './common.js';
+import { admit, authorize, commit, present, readOrThrow, retryOnConflict } from './common.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
 /**
@@ -10,14 +10,15 @@ import type { ModelEntry, OperationContext } from './types.js';
  */
 export async function deleteObject(ctx: OperationContext, entry: ModelEntry, name: string): Promise<ApiObject> {
   await authorize(ctx, entry, 'delete', name);
-  return markDeleted(entry, name);
+  return present(entry, await markDeleted(ctx, entry, name));
 }
 
-/** The delete itself, without authorization (shared with deletecollection). */
-export function markDeleted(entry: ModelEntry, name: string): Promise<ApiObject> {
+/** The delete itself, after authorization (shared with deletecollection); admission runs here. */
+export function markDeleted(ctx: OperationContext, entry: ModelEntry, name: string): Promise<ApiObject> {
   return retryOnConflict(async () => {
     const old = await readOrThrow(entry, name);
     if (old.metadata.deletionTimestamp) return old;
+    await admit(ctx, entry, 'delete', '', undefined, old);
     return commit(entry, old, prepareForDelete(old));
   });
 }

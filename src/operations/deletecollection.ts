@@ -1,7 +1,7 @@
 import { NotFound } from '../errors/index.js';
 import type { ListParams } from '../query/types.js';
 import type { ApiObject } from '../registry/object.js';
-import { authorize } from './common.js';
+import { admit, authorize, present } from './common.js';
 import { markDeleted } from './delete.js';
 import { envelope, planList, runList } from './list.js';
 import type { ListResult, ModelEntry, OperationContext } from './types.js';
@@ -14,10 +14,14 @@ export async function deleteCollection(ctx: OperationContext, entry: ModelEntry,
   await authorize(ctx, entry, 'deletecollection');
   const query = planList(entry, params);
   const matched = await runList(entry, query);
+  // Every object must be admitted before any is deleted: a refusal changes nothing.
+  if (entry.hooks?.admit) {
+    for (const obj of matched.items) if (!obj.metadata.deletionTimestamp) await admit(ctx, entry, 'delete', '', undefined, obj);
+  }
   const deleted: ApiObject[] = [];
   for (const obj of matched.items) {
     try {
-      deleted.push(await markDeleted(entry, obj.metadata.name));
+      deleted.push(present(entry, await markDeleted(ctx, entry, obj.metadata.name)));
     } catch (e) {
       if (!(e instanceof NotFound)) throw e; // removed concurrently: nothing to report
     }

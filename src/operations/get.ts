@@ -1,9 +1,9 @@
 import type { ApiObject } from '../registry/object.js';
-import { authorize, readOrThrow } from './common.js';
+import { authorize, present, readOrThrow } from './common.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
 /** GET one object. Deleting objects (deletionTimestamp set) stay readable. */
 export async function getObject(ctx: OperationContext, entry: ModelEntry, name: string): Promise<ApiObject> {
   await authorize(ctx, entry, 'get', name);
-  return readOrThrow(entry, name);
+  return present(entry, await readOrThrow(entry, name));
 }

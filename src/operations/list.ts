@@ -1,7 +1,9 @@
+import { BadRequest } from '../errors/index.js';
+import { LIMITS } from '../limits.js';
 import { parseListParams } from '../query/plan.js';
 import type { ListParams } from '../query/types.js';
 import type { StoreQuery } from '../store/types.js';
-import { authorize, storeFailure } from './common.js';
+import { authorize, present, storeFailure } from './common.js';
 import type { ListResult, ModelEntry, OperationContext } from './types.js';
 
 /** Index names of a model, for the query planner. Cached per model object. */
@@ -65,5 +67,32 @@ export function envelope(query: StoreQuery, items: ListResult['items'], total: n
 /** GET a collection: selectors and sort on indexed fields only, 1-based pages. */
 export async function listObjects(ctx: OperationContext, entry: ModelEntry, params: ListParams): Promise<ListResult> {
   await authorize(ctx, entry, 'list');
-  return runList(entry, planList(entry, params));
+  const query = planList(entry, params);
+  const result =
+    query.limit !== undefined
+      ? await runList(entry, query)
+      : unpagedWithinLimits(await runList(entry, { ...query, limit: LIMITS.unpagedItems + 1 }), query);
+  return entry.hooks?.present ? { ...result, items: result.items.map((o) => present(entry, o)) } : result;
+}
+
+const askForSize = (why: string) =>
+  new BadRequest(`${why}; request pages with size (at most ${LIMITS.pageSize}) and page`);
+
+/**
+ * A list without `size` is answered only while it stays within LIMITS.unpagedItems items and
+ * LIMITS.unpagedBytes of JSON; otherwise 400 asking for `size` (the store reads at most one item
+ * more than the limit).
+ */
+function unpagedWithinLimits(read: ListResult, query: StoreQuery): ListResult {
+  if (read.items.length > LIMITS.unpagedItems) {
+    throw askForSize(`${read.total} objects match, more than ${LIMITS.unpagedItems} can be listed without size (limit: unpaged list items)`);
+  }
+  let bytes = 0;
+  for (const item of read.items) {
+    bytes += Buffer.byteLength(JSON.stringify(item));
+    if (bytes > LIMITS.unpagedBytes) {
+      throw askForSize(`the list would exceed ${LIMITS.unpagedBytes} bytes (limit: unpaged list size)`);
+    }
+  }
+  return envelope(query, read.items, read.total, read.resourceVersion);
 }

@@ -1,7 +1,7 @@
 import { BadRequest, Invalid, VersionConflict } from '../errors/index.js';
 import type { ApiObject } from '../registry/object.js';
 import { prepareForUpdate, validateObject } from '../registry/strategy.js';
-import { authorize, commit, readOrThrow, retryOnConflict } from './common.js';
+import { admit, authorize, commit, present, readOrThrow, retryOnConflict } from './common.js';
 import { applyPatch, requestedVersion } from './patching.js';
 import type { ModelEntry, OperationContext, PatchType } from './types.js';
 
@@ -23,13 +23,15 @@ export async function patchObject(
     const patched = patchAgainst(entry, old, patch, type);
     const next = prepareForUpdate(entry.model, old, patched);
     validateObject(entry.model, next);
-    return commit(entry, old, next);
+    await admit(ctx, entry, 'patch', '', next, old);
+    return present(entry, await commit(entry, old, next));
   });
 }
 
 /** Applies the patch and checks name and (optional) version; shared with status patches. */
 export function patchAgainst(entry: ModelEntry, old: ApiObject, patch: unknown, type: PatchType): Record<string, unknown> {
-  const patched = applyPatch(old, patch, type);
+  // The patch sees the object as clients do: a write-only field can be set, never read or copied.
+  const patched = applyPatch(present(entry, old), patch, type);
   const meta = patched.metadata as Record<string, unknown> | undefined;
   if (meta && meta.name !== undefined && meta.name !== old.metadata.name) {
     throw new BadRequest(`a patch cannot change metadata.name ("${old.metadata.name}")`);

@@ -1,14 +1,14 @@
 import type { ApiObject } from '../registry/object.js';
 import { prepareForStatusUpdate, validateObject } from '../registry/strategy.js';
 import { VersionConflict } from '../errors/index.js';
-import { authorize, commit, readOrThrow, retryOnConflict } from './common.js';
+import { admit, authorize, commit, present, readOrThrow, retryOnConflict } from './common.js';
 import { patchAgainst } from './patch.js';
 import type { ModelEntry, OperationContext, PatchType } from './types.js';
 
 /** GET …/{name}/status: the whole object (as Kubernetes does). */
 export async function getStatus(ctx: OperationContext, entry: ModelEntry, name: string): Promise<ApiObject> {
   await authorize(ctx, entry, 'get', name, 'status');
-  return readOrThrow(entry, name);
+  return present(entry, await readOrThrow(entry, name));
 }
 
 /**
@@ -32,7 +32,8 @@ export async function updateStatus(
     }
     const next = prepareForStatusUpdate(old, status);
     validateObject(entry.model, next);
-    return commit(entry, old, next);
+    await admit(ctx, entry, 'update', 'status', next, old);
+    return present(entry, await commit(entry, old, next));
   };
   return expectedVersion === undefined ? retryOnConflict(attempt) : attempt();
 }
@@ -51,6 +52,7 @@ export async function patchStatus(
     const patched = patchAgainst(entry, old, patch, type);
     const next = prepareForStatusUpdate(old, patched.status);
     validateObject(entry.model, next);
-    return commit(entry, old, next);
+    await admit(ctx, entry, 'patch', 'status', next, old);
+    return present(entry, await commit(entry, old, next));
   });
 }

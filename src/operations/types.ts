@@ -3,20 +3,15 @@
  * functions exported from operations/index.ts with an OperationContext.
  */
 import type { Authorizer, Caller } from '../rbac/authorizer.js';
-import type { Model } from '../registry/model.js';
 import type { ApiObject } from '../registry/object.js';
-import type { ModelStore, WatchEventType } from '../store/types.js';
+import type { WatchEventType } from '../store/types.js';
 
 export interface OperationContext {
   caller: Caller;
   authorizer: Authorizer;
 }
 
-/** A registered model together with its storage (registry/registry.ts). */
-export interface ModelEntry {
-  model: Model;
-  store: ModelStore;
-}
+export type { ModelEntry } from '../registry/registry.js';
 
 /** CONTRACT §4 list envelope. */
 export interface ListResult {

@@ -1,7 +1,7 @@
 import type { ApiObject } from '../registry/object.js';
-import { prepareForUpdate, requiredVersion, validateObject } from '../registry/strategy.js';
+import { matchName, prepareForUpdate, requiredVersion, validateObject } from '../registry/strategy.js';
 import { VersionConflict } from '../errors/index.js';
-import { authorize, commit, matchName, readOrThrow } from './common.js';
+import { admit, authorize, commit, present, readOrThrow } from './common.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
 /**
@@ -20,5 +20,6 @@ export async function updateObject(ctx: OperationContext, entry: ModelEntry, nam
   }
   const next = prepareForUpdate(entry.model, old, input);
   validateObject(entry.model, next);
-  return commit(entry, old, next);
+  await admit(ctx, entry, 'update', '', next, old);
+  return present(entry, await commit(entry, old, next));
 }

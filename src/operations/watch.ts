@@ -1,70 +1,260 @@
 /**
- * Watch: a stream of ADDED / MODIFIED / DELETED events for the objects matching the selectors.
- * Without a resourceVersion the stream opens with ADDED for every current match; with one it
- * resumes after that position (an unknown or expired position → 410 Gone).
- * An object that stops matching arrives as DELETED, one that starts matching as ADDED.
+ * Watch: a stream of ADDED / MODIFIED / DELETED / BOOKMARK / ERROR events for the objects that
+ * match the selectors, served from the model's durable change feed (store/feed).
+ *
+ * Two steps, so transports can refuse a request before accepting a connection:
+ *  - `prepareWatch` authorizes `watch`, parses the selectors (400) — nothing is subscribed yet;
+ *  - `PreparedWatch.start(sink)` subscribes and streams until stopped or ended.
+ *
+ * Semantics:
+ *  - Selectors apply to the object before and after each change (events carry both): leaving the
+ *    selection is DELETED, entering it is ADDED, also for changes replayed on resume.
+ *  - Without `resourceVersion`: ADDED for every current match, then every change after the
+ *    list's position; changes the list already reflected are not repeated.
+ *  - With it: only changes after it; an expired or unknown position ends with ERROR 410.
+ *  - BOOKMARK every `bookmarkMs` with the latest position; the `watch` right is checked again
+ *    every `recheckMs` (revoked → ERROR 403 and the end); a model that stops being served ends
+ *    its streams with ERROR 410 (watch-registry.ts).
+ *  - A watch denied on the collection but granted on named objects (`resourceNames`, the
+ *    decision's `names`) opens restricted to them: events of other objects are never sent.
+ *    The re-check updates that set.
+ *  - Objects leave through the kind's presentation hook (`present`, e.g. no password hashes).
  */
+import { ApiError, Forbidden, Gone, toApiError, Unavailable } from '../errors/index.js';
 import { matchesWhere } from '../query/plan.js';
-import type { ApiObject } from '../registry/object.js';
+import { deniedMessage, liveAuthorizer } from '../rbac/authorizer.js';
+import type { ApiObject } from '../store/object.js';
 import type { ChangeEvent } from '../store/types.js';
-import { authorize, storeFailure } from './common.js';
+import { attributesFor, present, storeFailure } from './common.js';
 import { planList, runList } from './list.js';
 import type { ModelEntry, OperationContext, WatchEvent, WatchOptions } from './types.js';
+import { trackWatch } from './watch-registry.js';
+import { watchSettings } from './watch-settings.js';
 
+/** Where a started watch delivers. `end` is called once, after the last event. */
+export interface WatchSink {
+  send(e: WatchEvent): void;
+  /** The stream ended on the server's side (after an ERROR event, when there is one). */
+  end(): void;
+}
+
+export interface PreparedWatch {
+  /**
+   * Subscribes and starts streaming into `sink`. Resolves to a stop function once the stream
+   * runs (the initial ADDED events already handed to the sink). Errors after this point arrive
+   * as an ERROR event followed by `sink.end()`.
+   */
+  start(sink: WatchSink): Promise<() => void>;
+  /** Gives up a prepared watch that will never start (e.g. the WebSocket handshake failed). */
+  close(): void;
+}
+
+export const errorEvent = (err: ApiError): WatchEvent => ({
+  type: 'ERROR',
+  object: { code: err.status, message: err.detail },
+  resourceVersion: '',
+});
+
+/** JSON text of an event, computed once per event object however many watchers send it. */
+const encoded = new WeakMap<WatchEvent, string>();
+export function encodeWatchEvent(e: WatchEvent): string {
+  let s = encoded.get(e);
+  if (s === undefined) encoded.set(e, (s = JSON.stringify(e)));
+  return s;
+}
+
+/**
+ * Translations of one change, shared by every watcher that translates it the same way, so that
+ * the event object (and its JSON text, see encodeWatchEvent) exists once per change.
+ */
+const translations = new WeakMap<ChangeEvent, Map<string, WatchEvent>>();
+function shared(entry: ModelEntry, change: ChangeEvent, type: WatchEvent['type'], object: ApiObject): WatchEvent {
+  let m = translations.get(change);
+  if (!m) translations.set(change, (m = new Map()));
+  const key = `${type}:${object === change.object ? 'o' : 'p'}`;
+  let e = m.get(key);
+  if (!e) m.set(key, (e = { type, object: present(entry, object), resourceVersion: change.resourceVersion }));
+  return e;
+}
+
+/** Names the caller may watch: undefined = all; otherwise only these (a resourceNames grant). */
+type Allowed = ReadonlySet<string> | undefined;
+
+/** Authorizes `watch` on the collection; throws Forbidden unless some objects may be watched. */
+async function authorizeWatch(ctx: OperationContext, entry: ModelEntry, live = false): Promise<Allowed> {
+  const attrs = attributesFor(ctx, entry, 'watch');
+  const decision = await (live ? liveAuthorizer(ctx.authorizer) : ctx.authorizer).authorize(attrs);
+  if (decision.allowed) return undefined;
+  if (decision.names?.size) return decision.names;
+  throw new Forbidden(deniedMessage(attrs));
+}
+
+export async function prepareWatch(ctx: OperationContext, entry: ModelEntry, opts: WatchOptions): Promise<PreparedWatch> {
+  const only = await authorizeWatch(ctx, entry);
+  // Validates selectors against the indexes exactly as list does (400 on bad input).
+  const query = planList(entry, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+  return { start: (sink) => startWatch(ctx, entry, opts, query, only, sink), close: () => undefined };
+}
+
+/** prepareWatch + start in one call, for callers that have nothing to accept in between. */
 export async function watchObjects(
   ctx: OperationContext,
   entry: ModelEntry,
   opts: WatchOptions,
   onEvent: (e: WatchEvent) => void,
+  onEnd: () => void = () => undefined,
 ): Promise<() => void> {
-  await authorize(ctx, entry, 'watch');
-  // Validates selectors against the indexes exactly as list does (400 on bad input).
-  const query = planList(entry, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
-  const { model } = entry;
-  // Same requirements, same semantics as the store's list (query/match.ts).
-  const matches = (obj: ApiObject) => matchesWhere(query.where, (index) => model.index(index)?.values(obj) ?? []);
+  const prepared = await prepareWatch(ctx, entry, opts);
+  return prepared.start({ send: onEvent, end: onEnd });
+}
 
-  /** Names currently visible through the selectors, to turn transitions into ADDED/DELETED. */
-  const visible = new Set<string>();
-  const resumed = opts.resourceVersion !== undefined && opts.resourceVersion !== '';
+async function startWatch(
+  ctx: OperationContext,
+  entry: ModelEntry,
+  opts: WatchOptions,
+  query: ReturnType<typeof planList>,
+  allowed: Allowed,
+  sink: WatchSink,
+): Promise<() => void> {
+  const { model, store } = entry;
+  let only = allowed;
+  const matches = (obj: ApiObject) =>
+    (!only || only.has(obj.metadata.name)) && matchesWhere(query.where, (index) => model.index(index)?.values(obj) ?? []);
+
+  let ended = false;
+  let unsubscribe: (() => void) | undefined;
+  const timers: NodeJS.Timeout[] = [];
+  let untrack = () => {};
+  const stop = () => {
+    if (ended) return;
+    ended = true;
+    for (const t of timers) clearInterval(t);
+    untrack();
+    unsubscribe?.();
+    unsubscribe = undefined;
+  };
+  const fail = (err: ApiError) => {
+    if (ended) return;
+    stop();
+    sink.send(errorEvent(err));
+    sink.end();
+  };
+
+  /** Latest position seen (every change, matching or not), for bookmarks. */
+  let position = '';
+  /**
+   * Only while replaying the changes that may overlap the initial list (up to `windowEnd`):
+   * the version of each object the client knows, to drop changes the list already showed.
+   */
+  let known: Map<string, { version: number; created: string | undefined }> | undefined;
+  let windowEnd = 0n;
 
   const translate = (e: ChangeEvent): WatchEvent | undefined => {
-    const name = e.object.metadata.name;
-    const now = e.type !== 'DELETED' && matches(e.object);
-    const before = visible.has(name);
-    if (e.type === 'DELETED') {
-      if (!before && !(resumed && matches(e.object))) return undefined;
-      visible.delete(name);
-      return { type: 'DELETED', object: e.object, resourceVersion: e.resourceVersion };
-    }
-    if (now) {
-      visible.add(name);
-      const type = before || (resumed && e.type === 'MODIFIED') ? 'MODIFIED' : 'ADDED';
-      return { type, object: e.object, resourceVersion: e.resourceVersion };
-    }
-    if (before) {
-      visible.delete(name);
-      return { type: 'DELETED', object: e.object, resourceVersion: e.resourceVersion };
-    }
+    const was = e.type === 'DELETED' ? matches(e.object) : e.previous !== undefined && matches(e.previous);
+    const is = e.type !== 'DELETED' && matches(e.object);
+    if (is) return shared(entry, e, was ? 'MODIFIED' : 'ADDED', e.object);
+    if (was) return shared(entry, e, 'DELETED', e.object);
     return undefined;
   };
 
-  const deliver = (e: ChangeEvent) => {
-    const out = translate(e);
-    if (out) onEvent(out);
+  /** Reconciles a translated change with what the initial list already told the client. */
+  const reconcile = (e: ChangeEvent, out: WatchEvent | undefined): WatchEvent | undefined => {
+    const k = known!;
+    const n = e.object.metadata.name;
+    const have = k.get(n);
+    const same = have !== undefined && have.created === e.object.metadata.creationTimestamp;
+    if (e.type !== 'DELETED' && same && (e.object.metadata.version ?? 0) <= have.version) return undefined;
+    if (!out) {
+      // Not visible after this change; if the client holds an older state, it must go.
+      if (!have) return undefined;
+      k.delete(n);
+      return shared(entry, e, 'DELETED', e.object);
+    }
+    if (out.type === 'DELETED') {
+      if (!have) return undefined; // the client never saw it
+      k.delete(n);
+      return out;
+    }
+    k.set(n, { version: e.object.metadata.version ?? 0, created: e.object.metadata.creationTimestamp });
+    if (out.type === 'MODIFIED' && !have) return shared(entry, e, 'ADDED', e.object);
+    if (out.type === 'ADDED' && have) return shared(entry, e, 'MODIFIED', e.object);
+    return out;
   };
 
-  try {
-    if (resumed) return entry.store.watch(opts.resourceVersion, deliver);
-    // List, announce every match as ADDED, then follow the feed from the list's position: the
-    // feed replays what happened meanwhile, so nothing is lost (at worst repeated as MODIFIED).
-    const initial = await runList(entry, { ...query, offset: 0, limit: undefined });
-    for (const obj of initial.items) {
-      visible.add(obj.metadata.name);
-      onEvent({ type: 'ADDED', object: obj, resourceVersion: initial.resourceVersion });
+  const onChange = (e: ChangeEvent) => {
+    if (ended) return;
+    position = e.resourceVersion;
+    let out = translate(e);
+    if (known) {
+      if (BigInt(e.resourceVersion) > windowEnd) known = undefined;
+      else out = reconcile(e, out);
     }
-    return entry.store.watch(initial.resourceVersion, deliver);
+    if (out) sink.send(out);
+  };
+
+  untrack = trackWatch(model.storage.key, {
+    end: (code, message) => fail(code === 410 ? new Gone(message) : new Unavailable(message)),
+  });
+
+  try {
+    if (opts.resourceVersion !== undefined && opts.resourceVersion !== '') {
+      position = opts.resourceVersion;
+      unsubscribe = await store.watch(opts.resourceVersion, onChange, (err) => fail(lost(entry, err)));
+    } else {
+      // List, announce every match as ADDED, then follow the feed from the list's position.
+      const initial = await runList(entry, { ...query, offset: 0, limit: undefined });
+      position = initial.resourceVersion;
+      known = new Map();
+      for (const obj of initial.items) {
+        if (only && !only.has(obj.metadata.name)) continue;
+        known.set(obj.metadata.name, { version: obj.metadata.version ?? 0, created: obj.metadata.creationTimestamp });
+        if (!ended) sink.send({ type: 'ADDED', object: present(entry, obj), resourceVersion: initial.resourceVersion });
+      }
+      // Changes up to here may already be in the list: reconcile them against `known`.
+      windowEnd = BigInt(await store.resourceVersion());
+      if (ended) return stop;
+      unsubscribe = await store.watch(initial.resourceVersion, onChange, (err) => fail(lost(entry, err)));
+    }
   } catch (e) {
-    storeFailure(entry, '', e);
+    stop();
+    try {
+      storeFailure(entry, '', e);
+    } catch (err) {
+      throw toApiError(err);
+    }
+    throw toApiError(e);
+  }
+  if (ended) {
+    unsubscribe();
+    return stop;
+  }
+
+  const { bookmarkMs, recheckMs } = watchSettings;
+  const bookmark = setInterval(() => {
+    if (ended || position === '') return;
+    const object = { apiVersion: model.apiVersion, kind: model.kind, metadata: {} } as unknown as ApiObject;
+    sink.send({ type: 'BOOKMARK', object, resourceVersion: position });
+  }, bookmarkMs);
+  const recheck = setInterval(() => {
+    authorizeWatch(ctx, entry, true).then(
+      (names) => {
+        only = names;
+      },
+      (e: unknown) => {
+        if (e instanceof Forbidden) fail(e);
+      },
+    );
+  }, recheckMs);
+  bookmark.unref();
+  recheck.unref();
+  timers.push(bookmark, recheck);
+  return stop;
+}
+
+function lost(entry: ModelEntry, err: Error): ApiError {
+  try {
+    storeFailure(entry, '', err);
+  } catch (e) {
+    return toApiError(e);
   }
 }

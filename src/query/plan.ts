@@ -12,6 +12,7 @@
  *    (then offset 0 and no limit, whatever the page). offset = (page-1)*size.
  */
 import { BadRequest } from '../errors/index.js';
+import { LIMITS } from '../limits.js';
 import type { IndexRequirement, SortTerm, StoreQuery } from '../store/types.js';
 import { fieldRequirementToIndex, labelRequirementToIndex } from './match.js';
 import { parseSelector } from './selector.js';
@@ -21,7 +22,7 @@ import type { ListParams, Requirement, Selectors, SortSpec } from './types.js';
 export { matchesSelectors, matchesWhere, matchesIndexRequirement, labelIndexValues } from './match.js';
 
 /** Largest accepted `size`. Larger values are a 400 (omit `size` to get every match). */
-export const MAX_PAGE_SIZE = 10_000;
+export const MAX_PAGE_SIZE = LIMITS.pageSize;
 
 export const DEFAULT_SORT: readonly SortTerm[] = [
   { index: 'metadata.creationTimestamp', direction: 'desc' },
@@ -113,14 +114,34 @@ export function parseSelectors(
 
 /** Parses and plans a list request's parameters in one step. */
 export function parseListParams(params: ListParams, indexes: ReadonlySet<string>): StoreQuery {
-  return planListQuery(
-    {
-      labels: parseSelector(params.labelSelector, 'label'),
-      fields: parseSelector(params.fieldSelector, 'field'),
-      sort: parseSort(params.sort),
-      page: params.page,
-      size: params.size,
-    },
-    indexes,
-  );
+  checkParamSizes(params);
+  const labels = parseSelector(params.labelSelector, 'label');
+  const fields = parseSelector(params.fieldSelector, 'field');
+  if (labels.length + fields.length > LIMITS.selectorTerms) {
+    throw new BadRequest(
+      `the selectors have ${labels.length + fields.length} terms; at most ${LIMITS.selectorTerms} are allowed (limit: selector terms)`,
+    );
+  }
+  const sort = parseSort(params.sort);
+  if (sort.length > LIMITS.sortKeys) {
+    throw new BadRequest(`${sort.length} sort keys given; at most ${LIMITS.sortKeys} are allowed (limit: sort keys)`);
+  }
+  return planListQuery({ labels, fields, sort, page: params.page, size: params.size }, indexes);
+}
+
+const asList = (v: string[] | string | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/** Raw selector and sort text is bounded before it is parsed (LIMITS.selectorChars, sortKeys). */
+function checkParamSizes(params: ListParams): void {
+  const selectors = [...asList(params.labelSelector), ...asList(params.fieldSelector)];
+  const chars = selectors.reduce((n, s) => n + String(s).length, 0);
+  if (chars > LIMITS.selectorChars) {
+    throw new BadRequest(
+      `the selectors are ${chars} characters long; at most ${LIMITS.selectorChars} are allowed (limit: selector length)`,
+    );
+  }
+  const sorts = asList(params.sort);
+  if (sorts.length > LIMITS.sortKeys) {
+    throw new BadRequest(`${sorts.length} sort keys given; at most ${LIMITS.sortKeys} are allowed (limit: sort keys)`);
+  }
 }

@@ -1,14 +1,12 @@
 /**
- * The one authorization port (like k8s authorizer.Authorizer). REST, GraphQL (@auth directive)
- * and the operations layer all ask this interface; the RBAC implementation plugs in here.
+ * The one authorization port (like k8s authorizer.Authorizer). The HTTP pipeline, the GraphQL
+ * `@auth` directive and the operations layer all ask this interface; rbac-authorizer.ts is the
+ * implementation the gateway runs.
  */
-export interface Caller {
-  /** `anonymous` for visitors without credentials. */
-  username: string;
-  authenticated: boolean;
-  /** Roles held directly (bindings + anonymous/authenticated); resolution happens in rbac/. */
-  roles: string[];
-}
+import type { Caller } from '../auth/identity.js';
+
+export type { Caller } from '../auth/identity.js';
+export { ANONYMOUS } from '../auth/identity.js';
 
 /** Request attributes, as parsed by request/requestinfo.ts or built by a GraphQL field. */
 export interface Attributes {
@@ -28,21 +26,61 @@ export interface Attributes {
 export interface Decision {
   allowed: boolean;
   reason: string;
+  /**
+   * When the request as a whole is denied but rules with `resourceNames` grant the verb on
+   * named objects: those names. A watch opens restricted to them (events of other objects are
+   * never sent); nothing else treats a partial grant as an allowance.
+   */
+  names?: ReadonlySet<string>;
 }
 
 export interface Authorizer {
   authorize(attrs: Attributes): Promise<Decision>;
 }
 
-/** Placeholder until RBAC lands: allows everything. */
+/** Allows everything. Only for benchmarks of layers below authorization; see rbac/system.ts for internals. */
 export const allowAll: Authorizer = {
   async authorize() {
     return { allowed: true, reason: 'allow-all authorizer' };
   },
 };
 
-export const ANONYMOUS: Caller = Object.freeze({
-  username: 'anonymous',
-  authenticated: false,
-  roles: ['anonymous'],
-}) as Caller;
+/** True when two attribute sets name the same request of the same caller. */
+export const sameRequest = (a: Attributes, b: Attributes): boolean =>
+  a.caller === b.caller &&
+  a.verb === b.verb &&
+  a.isResourceRequest === b.isResourceRequest &&
+  a.apiGroup === b.apiGroup &&
+  a.resource === b.resource &&
+  a.subresource === b.subresource &&
+  a.name === b.name &&
+  (a.isResourceRequest || a.path === b.path);
+
+/**
+ * An authorizer that already knows the decision for one request (taken by the HTTP pipeline or
+ * the @auth directive) and asks `inner` about anything else, so one request is authorized once.
+ */
+export function preauthorized(attrs: Attributes, decision: Decision, inner: Authorizer): Authorizer & { inner: Authorizer } {
+  return {
+    inner,
+    authorize: (a) => (sameRequest(a, attrs) ? Promise.resolve(decision) : inner.authorize(a)),
+  };
+}
+
+/**
+ * The authorizer that decides afresh, past any decision taken once for the request
+ * (`preauthorized`): long-lived streams re-check with it, so a revoked right takes effect.
+ */
+export function liveAuthorizer(a: Authorizer): Authorizer {
+  let cur = a;
+  for (let next = (cur as { inner?: Authorizer }).inner; next; next = (cur as { inner?: Authorizer }).inner) cur = next;
+  return cur;
+}
+
+/** A human-readable "user X cannot verb what" for 403 answers. */
+export function deniedMessage(attrs: Attributes): string {
+  if (!attrs.isResourceRequest) return `user "${attrs.caller.username}" cannot ${attrs.verb} path "${attrs.path}"`;
+  const what = `${attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource}${attrs.name ? ` "${attrs.name}"` : ''}`;
+  const where = attrs.apiGroup ? `${attrs.apiGroup}/${attrs.apiVersion}` : attrs.apiVersion;
+  return `user "${attrs.caller.username}" cannot ${attrs.verb} ${what} in ${where}`;
+}

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FieldError } from '../errors/index.js';
+import { LIMITS } from '../limits.js';
 import { isPlainObject } from './object.js';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -89,6 +90,10 @@ export function checkLabelValue(value: unknown, field: string): FieldError[] {
 export function checkLabels(labels: unknown): FieldError[] {
   if (labels === undefined || labels === null) return [];
   if (!isPlainObject(labels)) return [{ field: 'metadata.labels', message: 'must be a map of string to string' }];
+  const count = Object.keys(labels).length;
+  if (count > LIMITS.labels) {
+    return [{ field: 'metadata.labels', message: `has ${count} labels; at most ${LIMITS.labels} are allowed (limit: labels per object)` }];
+  }
   const errors: FieldError[] = [];
   for (const [k, v] of Object.entries(labels)) {
     const field = `metadata.labels[${k}]`;
@@ -102,8 +107,27 @@ export function checkAnnotations(annotations: unknown): FieldError[] {
   if (!isPlainObject(annotations)) {
     return [{ field: 'metadata.annotations', message: 'must be a map of string to string' }];
   }
+  const entries = Object.entries(annotations);
+  if (entries.length > LIMITS.annotations) {
+    return [
+      {
+        field: 'metadata.annotations',
+        message: `has ${entries.length} annotations; at most ${LIMITS.annotations} are allowed (limit: annotations per object)`,
+      },
+    ];
+  }
+  let bytes = 0;
+  for (const [k, v] of entries) bytes += Buffer.byteLength(k) + (typeof v === 'string' ? Buffer.byteLength(v) : 0);
+  if (bytes > LIMITS.annotationBytes) {
+    return [
+      {
+        field: 'metadata.annotations',
+        message: `keys and values total ${bytes} bytes; at most ${LIMITS.annotationBytes} are allowed (limit: annotation size)`,
+      },
+    ];
+  }
   const errors: FieldError[] = [];
-  for (const [k, v] of Object.entries(annotations)) {
+  for (const [k, v] of entries) {
     const field = `metadata.annotations[${k}]`;
     errors.push(...checkQualifiedKey(k, field));
     if (typeof v !== 'string') errors.push({ field, message: 'annotation values must be strings' });
@@ -114,6 +138,14 @@ export function checkAnnotations(annotations: unknown): FieldError[] {
 export function checkFinalizers(finalizers: unknown): FieldError[] {
   if (finalizers === undefined || finalizers === null) return [];
   if (!Array.isArray(finalizers)) return [{ field: 'metadata.finalizers', message: 'must be an array of strings' }];
+  if (finalizers.length > LIMITS.finalizers) {
+    return [
+      {
+        field: 'metadata.finalizers',
+        message: `has ${finalizers.length} finalizers; at most ${LIMITS.finalizers} are allowed (limit: finalizers per object)`,
+      },
+    ];
+  }
   const errors: FieldError[] = [];
   finalizers.forEach((f, i) => {
     const field = `metadata.finalizers[${i}]`;

@@ -4,6 +4,7 @@
  * Pure functions: no I/O, no authorization.
  */
 import { BadRequest, Invalid, type FieldError } from '../errors/index.js';
+import { LIMITS } from '../limits.js';
 import type { Model } from './model.js';
 import { isPlainObject, type ApiObject, type ObjectMeta } from './object.js';
 import {
@@ -57,8 +58,17 @@ function metadataErrors(meta: Record<string, unknown>): FieldError[] {
   ];
 }
 
+/** The object as it would be stored must fit LIMITS.objectBytes (checked before the schema). */
+function sizeErrors(obj: ApiObject): FieldError[] {
+  const bytes = Buffer.byteLength(JSON.stringify(obj));
+  if (bytes <= LIMITS.objectBytes) return [];
+  return [{ field: '(object)', message: `is ${bytes} bytes as JSON; at most ${LIMITS.objectBytes} are allowed (limit: object size)` }];
+}
+
 /** Throws Invalid listing every metadata and schema violation of `obj`. */
 export function validateObject(model: Model, obj: ApiObject): void {
+  const tooLarge = sizeErrors(obj);
+  if (tooLarge.length) throw new Invalid(`${model.kind} is too large: ${tooLarge[0]!.message}`, tooLarge);
   const errors = [...metadataErrors(obj.metadata as unknown as Record<string, unknown>), ...model.validate(obj)];
   if (errors.length) {
     throw new Invalid(`${model.kind} is invalid: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, errors);
@@ -146,3 +156,13 @@ export function prepareForDelete(old: ApiObject): ApiObject {
 /** True when a deleting object has no finalizers left and must be removed. */
 export const readyToRemove = (obj: ApiObject): boolean =>
   !!obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0;
+
+/** PUT on an object or its status: the body's metadata.name must equal the path's (400); a missing one is filled. */
+export function matchName(body: unknown, name: string): Record<string, unknown> & { metadata: Record<string, unknown> } {
+  if (!isPlainObject(body)) throw new BadRequest('the request body must be a JSON object');
+  const meta = isPlainObject(body.metadata) ? body.metadata : {};
+  if (meta.name !== undefined && meta.name !== name) {
+    throw new BadRequest(`metadata.name "${String(meta.name)}" does not match the name in the path "${name}"`);
+  }
+  return { ...body, metadata: { ...meta, name } };
+}

@@ -1,26 +1,24 @@
 /** Request body reading: size limit, media type checks, JSON parsing (400 on malformed JSON). */
 import type { IncomingMessage } from 'node:http';
-import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '../errors/index.js';
+import { BadRequest, UnsupportedMediaType } from '../errors/index.js';
+import { readBody } from '../http/read-body.js';
+import { checkTextDepth } from '../json/depth.js';
+import { LIMITS } from '../limits.js';
 import type { PatchType } from '../operations/types.js';
 
-export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+export const MAX_BODY_BYTES = LIMITS.bodyBytes;
 
 const mediaType = (req: IncomingMessage): string =>
   (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 
 async function readText(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new PayloadTooLarge(`the request body exceeds ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return (await readBody(req)).toString('utf8');
 }
 
+/** Parses a JSON body; its nesting depth is checked on the text first (nothing recursive runs on it before). */
 function parse(text: string): unknown {
   if (text.trim() === '') throw new BadRequest('the request body is empty; a JSON document is required');
+  checkTextDepth(text, 'the request body');
   try {
     return JSON.parse(text);
   } catch (e) {

@@ -3,13 +3,13 @@
  * live here; every decision is made by the operations layer.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MethodNotAllowed, NotFound, BadRequest } from '../errors/index.js';
+import { MethodNotAllowed, NotFound } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import { parsePositiveInt } from '../query/plan.js';
 import type { ListParams } from '../query/types.js';
 import type { ModelEntry, OperationContext } from '../operations/types.js';
 import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
-import { requiredVersion } from '../registry/strategy.js';
+import { matchName, requiredVersion } from '../registry/strategy.js';
 import type { Registry } from '../registry/registry.js';
 import { readJson, readPatch } from './body.js';
 import { sendJson } from './problem.js';
@@ -93,15 +93,7 @@ export async function handleResource(
     case 'GET':
       return sendJson(res, 200, await ops.getStatus(ctx, entry, name));
     case 'PUT': {
-      const body = await readJson(req);
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-        throw new BadRequest('the request body must be a JSON object');
-      }
-      const b = body as Record<string, unknown>;
-      const meta = (b.metadata ?? {}) as Record<string, unknown>;
-      if (meta.name !== undefined && meta.name !== name) {
-        throw new BadRequest(`metadata.name "${String(meta.name)}" does not match the name in the path "${name}"`);
-      }
+      const b = matchName(await readJson(req), name);
       return sendJson(res, 200, await ops.updateStatus(ctx, entry, name, b.status, requiredVersion(b)));
     }
     case 'PATCH': {

@@ -1,11 +1,18 @@
 /**
  * Watch transports for REST: WebSocket upgrade on a collection path (one JSON text frame per
  * event) and, for plain HTTP clients, `GET …?watch=true` streamed as newline-delimited JSON.
- * Both call operations.watchObjects; an expired resume point becomes an ERROR event with code 410.
+ * Both run operations.prepareWatch (authorization, selectors: refusals are plain HTTP errors)
+ * and only then accept the connection and start the watch, so a refused or malformed upgrade
+ * leaves nothing subscribed.
+ *
+ * Resource safety: a consumer whose unsent data stays above `softBufferBytes` for `stallMs`, or
+ * exceeds `hardBufferBytes`, gets ERROR 503 and is disconnected (its subscription ends at once,
+ * its socket within a second); WebSockets are pinged every `pingMs` (operations/watch-settings).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { WebSocket } from 'ws';
-import { ApiError, toApiError } from '../errors/index.js';
+import type { Duplex } from 'node:stream';
+import type { WebSocket, WebSocketServer } from 'ws';
+import { Unavailable, toApiError } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import type { ModelEntry, OperationContext, WatchEvent, WatchOptions } from '../operations/types.js';
 import type { RequestTarget } from '../request/requestinfo.js';
@@ -19,11 +26,44 @@ export function watchOptions(url: RequestTarget): WatchOptions {
   };
 }
 
-export const errorEvent = (err: ApiError): WatchEvent => ({
-  type: 'ERROR',
-  object: { code: err.status, message: err.detail },
-  resourceVersion: '',
-});
+export const errorEvent = ops.errorEvent;
+
+const slowConsumer = () =>
+  new Unavailable('The watcher fell too far behind (its unsent events exceeded the buffer limit); watch again from the last resourceVersion.');
+
+/** Watches the bytes a consumer has not taken yet; calls `cut` once when it is too slow. */
+class FlowGuard {
+  private stallTimer: NodeJS.Timeout | undefined;
+  private done = false;
+  constructor(
+    private readonly buffered: () => number,
+    private readonly cut: () => void,
+  ) {}
+
+  check(): void {
+    if (this.done) return;
+    const { softBufferBytes, hardBufferBytes, stallMs } = ops.watchSettings;
+    const b = this.buffered();
+    if (b > hardBufferBytes) return this.fire();
+    if (b <= softBufferBytes || this.stallTimer) return;
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = undefined;
+      if (this.buffered() > softBufferBytes) this.fire();
+    }, stallMs);
+    this.stallTimer.unref();
+  }
+
+  private fire(): void {
+    this.stop();
+    this.done = true;
+    this.cut();
+  }
+
+  stop(): void {
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+  }
+}
 
 /** HTTP streaming watch (ndjson). Errors before the stream starts are normal problem responses. */
 export async function streamWatch(
@@ -33,35 +73,125 @@ export async function streamWatch(
   entry: ModelEntry,
   url: RequestTarget,
 ): Promise<void> {
-  const pending: WatchEvent[] = [];
-  let started = false;
-  const write = (e: WatchEvent) => (started ? res.write(`${JSON.stringify(e)}\n`) : pending.push(e));
-  const stop = await ops.watchObjects(ctx, entry, watchOptions(url), write);
+  const prepared = await ops.prepareWatch(ctx, entry, watchOptions(url));
+  // Headers go out at once, so clients see the stream open before the first event.
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-  started = true;
-  for (const e of pending) res.write(`${JSON.stringify(e)}\n`);
-  await new Promise<void>((resolve) => {
+  res.flushHeaders();
+  let stop = () => {};
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    flow.stop();
+    stop();
+    res.end();
+  };
+  const write = (e: WatchEvent) => {
+    if (finished || res.destroyed) return;
+    res.write(`${ops.encodeWatchEvent(e)}\n`);
+    flow.check();
+  };
+  const flow = new FlowGuard(
+    () => res.writableLength,
+    () => {
+      write(ops.errorEvent(slowConsumer()));
+      finish();
+      setTimeout(() => res.destroy(), 1000).unref();
+    },
+  );
+  const closed = new Promise<void>((resolve) => {
     req.on('close', resolve);
     res.on('close', resolve);
   });
-  stop();
+  try {
+    stop = await prepared.start({ send: write, end: finish });
+  } catch (e) {
+    write(ops.errorEvent(toApiError(e)));
+    finish();
+    return;
+  }
+  if (finished) return;
+  await closed;
+  finish();
 }
 
-/** WebSocket watch: the socket is already upgraded; `open` runs the operation. */
-export async function socketWatch(socket: WebSocket, open: (send: (e: WatchEvent) => void) => Promise<() => void>): Promise<void> {
-  const send = (e: WatchEvent) => {
-    if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(e));
-  };
-  try {
-    const stop = await open(send);
-    if (socket.readyState !== socket.OPEN) {
-      stop();
-      return;
+/**
+ * The REST WebSocket watch, from the upgrade request to the end of the stream: prepares the
+ * watch (a refusal is thrown before anything is accepted; the caller answers it on the raw
+ * socket), completes the WebSocket handshake, and only then subscribes. A failed handshake never
+ * reaches the subscription.
+ */
+export async function upgradeWatch(
+  wss: WebSocketServer,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  ctx: OperationContext,
+  entry: ModelEntry,
+  url: RequestTarget,
+): Promise<void> {
+  const prepared = await ops.prepareWatch(ctx, entry, watchOptions(url));
+  // A handshake that fails never calls back: give the prepared watch up when the socket goes.
+  let accepted = false;
+  socket.once('close', () => {
+    if (!accepted) prepared.close();
+  });
+  wss.handleUpgrade(req, socket, head, (ws) => {
+    accepted = true;
+    void runSocket(ws, prepared);
+  });
+}
+
+async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch): Promise<void> {
+  let stop = () => {};
+  let finished = false;
+  let lastError: WatchEvent | undefined;
+  let alive = true;
+  const ping = setInterval(() => {
+    if (!alive) return ws.terminate();
+    alive = false;
+    ws.ping();
+  }, ops.watchSettings.pingMs);
+  ping.unref();
+  ws.on('pong', () => (alive = true));
+
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    clearInterval(ping);
+    flow.stop();
+    stop();
+    if (ws.readyState === ws.OPEN) {
+      const obj = lastError?.object as { code?: number; message?: string } | undefined;
+      const code = obj?.code ? 4000 + Math.min(obj.code, 999) : 1000;
+      ws.close(code, (obj?.message ?? '').slice(0, 100));
     }
-    socket.on('close', stop);
+  };
+  const send = (e: WatchEvent) => {
+    if (finished || ws.readyState !== ws.OPEN) return;
+    if (e.type === 'ERROR') lastError = e;
+    ws.send(ops.encodeWatchEvent(e));
+    flow.check();
+  };
+  const flow = new FlowGuard(
+    () => ws.bufferedAmount,
+    () => {
+      send(ops.errorEvent(slowConsumer()));
+      finish();
+      setTimeout(() => ws.terminate(), 1000).unref();
+    },
+  );
+  ws.on('close', finish);
+  try {
+    stop = await prepared.start({ send, end: finish });
   } catch (e) {
     const err = toApiError(e);
-    send(errorEvent(err));
-    socket.close(err.status === 410 ? 4410 : 4000 + Math.min(err.status, 999), err.detail.slice(0, 100));
+    send(ops.errorEvent(err));
+    finish();
+    return;
+  }
+  if (finished || ws.readyState !== ws.OPEN) {
+    stop();
+    finish();
   }
 }

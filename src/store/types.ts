@@ -5,7 +5,7 @@
  * Adapters: `mongo/` (MongoDB, production) and `embedded/` (SQLite in SVC_DATA_DIR).
  * Both must pass the shared contract suite in `test/store/contract.ts`.
  */
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from './object.js';
 
 /** One secondary index as the store sees it: a name and how to enforce/sort it. */
 export interface IndexDescriptor {
@@ -76,16 +76,27 @@ export interface StoreListResult {
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-/** One committed change of one model. */
+/**
+ * One committed change of one model, as recorded in the model's change feed in the database.
+ *  - ADDED: `object` is the created object; no `previous`.
+ *  - MODIFIED: `object` is the new state, `previous` the state it replaced.
+ *  - DELETED (final removal): `object` and `previous` are both the last stored state.
+ */
 export interface ChangeEvent {
   type: WatchEventType;
   object: ApiObject;
-  /** Opaque position in the model's change feed. */
+  previous?: ApiObject;
+  /**
+   * Position in the model's change feed, assigned by the database: a decimal integer string,
+   * increasing along the feed; every gateway process sharing the database agrees on it.
+   */
   resourceVersion: string;
 }
 
 export type Unsubscribe = () => void;
 
+/** Called once when a subscription cannot continue (e.g. StoreError `Expired`); no events follow. */
+export type OnFeedLost = (err: Error) => void;
 /** Storage of the objects of one model. Obtained from `Store.model()`. */
 export interface ModelStore {
   readonly model: StorageModel;
@@ -104,13 +115,18 @@ export interface ModelStore {
   /** Removes the object if its stored version equals `expectedVersion`. Throws `NotFound`/`Conflict`. */
   remove(name: string, expectedVersion: number): Promise<void>;
   list(query: StoreQuery): Promise<StoreListResult>;
-  /** The change-feed position now; a list read after this call includes every earlier change. */
+  /**
+   * The change-feed position now: every change at or before it is readable from the feed, and a
+   * list read after this call reflects every change at or before it.
+   */
   resourceVersion(): Promise<string>;
   /**
-   * Subscribes to changes after `fromResourceVersion` (or from now when undefined).
-   * Throws StoreError `Expired` when that position is no longer held.
+   * Subscribes to the changes after `from` (or after the current position when undefined), in
+   * feed order, each exactly once. Rejects with StoreError `Expired` when `from` is not a
+   * position the feed still holds (older than retention, or unknown). `onLost` is called when
+   * the subscription ends on its own (store closed, feed lost); no event follows it.
    */
-  watch(fromResourceVersion: string | undefined, onEvent: (e: ChangeEvent) => void): Unsubscribe;
+  watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost): Promise<Unsubscribe>;
 }
 
 export interface IndexBuildProgress {

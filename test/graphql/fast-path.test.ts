@@ -13,14 +13,14 @@ async function viaGet(gw: TestGateway, query: string, variables?: unknown, heade
   const url = new URL(`${gw.url}/graphql`);
   url.searchParams.set('query', query);
   if (variables) url.searchParams.set('variables', JSON.stringify(variables));
-  const res = await fetch(url, { headers: { accept: 'application/json', ...headers } });
+  const res = await fetch(url, { headers: { accept: 'application/json', authorization: adminAuth, ...headers } });
   return { status: res.status, type: res.headers.get('content-type'), body: await res.json() };
 }
 
 async function viaPost(gw: TestGateway, query: string, variables?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${gw.url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+    headers: { 'content-type': 'application/json', accept: 'application/json', authorization: adminAuth, ...headers },
     body: JSON.stringify({ query, variables }),
   });
   return { status: res.status, type: res.headers.get('content-type'), body: await res.json() };

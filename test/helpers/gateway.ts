@@ -64,7 +64,15 @@ export async function startTestGateway(
   return self;
 }
 
-/** fetch + JSON, returning status, headers and parsed body. */
+/** Pass as `headers` (or spread into them) to call without credentials, as `anonymous`. */
+export const ANONYMOUSLY: Readonly<Record<string, string>> = Object.freeze({ authorization: '' });
+
+export const basicAuth = (username: string, password: string) => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+
+/**
+ * fetch + JSON, returning status, headers and parsed body. Sends the test administrator's
+ * credentials unless `headers.authorization` says otherwise (`''`, see ANONYMOUSLY: none).
+ */
 export async function call(
   gw: { url: string },
   method: string,
@@ -72,7 +80,9 @@ export async function call(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; headers: Headers; body: any }> {
-  const init: RequestInit = { method, headers: { ...headers } };
+  const all: Record<string, string> = { authorization: adminAuth, ...headers };
+  if (all.authorization === '') delete all.authorization;
+  const init: RequestInit = { method, headers: all };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     (init.headers as Record<string, string>)['content-type'] ??= 'application/json';

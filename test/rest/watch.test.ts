@@ -4,12 +4,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { adminAuth, call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 
 function open(gw: TestGateway, query = '') {
-  const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}${PERSONS}${query}`);
+  const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}${PERSONS}${query}`, { headers: { authorization: adminAuth } });
   const events: any[] = [];
   ws.on('message', (data) => events.push(JSON.parse(String(data))));
   const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
@@ -74,14 +74,14 @@ describe('REST watch over WebSocket', () => {
 
   it('refuses bad selectors and unknown resources before upgrading', async () => {
     await expect(open(gw, '?fieldSelector=spec.age=3').opened).rejects.toThrow('HTTP 400');
-    const bad = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/apis/people.example.com/v1alpha1/nothings`);
+    const bad = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/apis/people.example.com/v1alpha1/nothings`, { headers: { authorization: adminAuth } });
     const status = await new Promise<number>((resolve) => bad.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0)));
     expect(status).toBe(404);
   });
 
   it('streams newline-delimited JSON for plain HTTP ?watch=true', async () => {
     const controller = new AbortController();
-    const res = await fetch(`${gw.url}${PERSONS}?watch=true&fieldSelector=name=w3`, { signal: controller.signal });
+    const res = await fetch(`${gw.url}${PERSONS}?watch=true&fieldSelector=name=w3`, { signal: controller.signal, headers: { authorization: adminAuth } });
     expect(res.headers.get('content-type')).toContain('application/x-ndjson');
     const reader = res.body!.getReader();
     const { value } = await reader.read();

@@ -69,6 +69,7 @@ describe('mongodb adapter internals', () => {
     expect(names).toEqual({
       objects: 'ext.shop.example.com.v1.widgets',
       claims: 'claims.shop.example.com.v1.widgets',
+      feed: 'feed.shop.example.com.v1.widgets',
     });
     const list = async (coll: string) =>
       (await client.db(database).collection(coll).indexes())

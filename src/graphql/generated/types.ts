@@ -67,6 +67,8 @@ export type Query = {
   __typename?: 'Query';
   /** The caller. */
   me: Me;
+  /** Whether the caller may `verb` on `resource` (`plural` or `plural/subresource`) in `group` (empty for platform kinds), optionally on the object `name`. */
+  canI: Scalars['Boolean']['output'];
   /** One Role (v1alpha1) by name, or null. */
   core_v1alpha1_role?: Maybe<CoreV1alpha1Role>;
   /** Lists roles (v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
@@ -79,6 +81,10 @@ export type Query = {
   core_v1alpha1_user?: Maybe<CoreV1alpha1User>;
   /** Lists users (v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
   core_v1alpha1_users: CoreV1alpha1UserList;
+  /** One Post (content.svc.run/v1alpha1) by name, or null. */
+  contentSvcRun_v1alpha1_post?: Maybe<ContentSvcRunV1alpha1Post>;
+  /** Lists posts (content.svc.run/v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
+  contentSvcRun_v1alpha1_posts: ContentSvcRunV1alpha1PostList;
   /** One Person (crm.example.net/v1) by name, or null. */
   crmExampleNet_v1_person?: Maybe<CrmExampleNetV1Person>;
   /** Lists people (crm.example.net/v1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
@@ -87,6 +93,19 @@ export type Query = {
   peopleExampleCom_v1alpha1_person?: Maybe<PeopleExampleComV1alpha1Person>;
   /** Lists persons (people.example.com/v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
   peopleExampleCom_v1alpha1_persons: PeopleExampleComV1alpha1PersonList;
+  /** One Plugin (plugin.svc.run/v1alpha1) by name, or null. */
+  pluginSvcRun_v1alpha1_plugin?: Maybe<PluginSvcRunV1alpha1Plugin>;
+  /** Lists plugins (plugin.svc.run/v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
+  pluginSvcRun_v1alpha1_plugins: PluginSvcRunV1alpha1PluginList;
+};
+
+
+export type QueryCanIArgs = {
+  verb: Scalars['String']['input'];
+  group: Scalars['String']['input'];
+  resource: Scalars['String']['input'];
+  name?: InputMaybe<Scalars['String']['input']>;
+  version?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -132,6 +151,20 @@ export type QueryCore_V1alpha1_UsersArgs = {
 };
 
 
+export type QueryContentSvcRun_V1alpha1_PostArgs = {
+  name: Scalars['String']['input'];
+};
+
+
+export type QueryContentSvcRun_V1alpha1_PostsArgs = {
+  page?: InputMaybe<Scalars['Int']['input']>;
+  size?: InputMaybe<Scalars['Int']['input']>;
+  sort?: InputMaybe<Array<Scalars['String']['input']>>;
+  labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+
 export type QueryCrmExampleNet_V1_PersonArgs = {
   name: Scalars['String']['input'];
 };
@@ -152,6 +185,20 @@ export type QueryPeopleExampleCom_V1alpha1_PersonArgs = {
 
 
 export type QueryPeopleExampleCom_V1alpha1_PersonsArgs = {
+  page?: InputMaybe<Scalars['Int']['input']>;
+  size?: InputMaybe<Scalars['Int']['input']>;
+  sort?: InputMaybe<Array<Scalars['String']['input']>>;
+  labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+
+export type QueryPluginSvcRun_V1alpha1_PluginArgs = {
+  name: Scalars['String']['input'];
+};
+
+
+export type QueryPluginSvcRun_V1alpha1_PluginsArgs = {
   page?: InputMaybe<Scalars['Int']['input']>;
   size?: InputMaybe<Scalars['Int']['input']>;
   sort?: InputMaybe<Array<Scalars['String']['input']>>;
@@ -297,6 +344,47 @@ export type CoreV1alpha1UserList = {
   resourceVersion: Scalars['String']['output'];
 };
 
+/** Post (content.svc.run/v1alpha1). */
+export type ContentSvcRunV1alpha1Post = {
+  __typename?: 'ContentSvcRunV1alpha1Post';
+  apiVersion: Scalars['String']['output'];
+  kind: Scalars['String']['output'];
+  /** Always set on stored objects; may be absent on nested self-references. */
+  metadata?: Maybe<ObjectMeta>;
+  spec?: Maybe<ContentSvcRunV1alpha1PostSpec>;
+  status?: Maybe<Scalars['JSON']['output']>;
+};
+
+export type ContentSvcRunV1alpha1PostSpec = {
+  __typename?: 'ContentSvcRunV1alpha1PostSpec';
+  title?: Maybe<Scalars['String']['output']>;
+  slug?: Maybe<Scalars['String']['output']>;
+  /** Username of the author. */
+  owner?: Maybe<Scalars['String']['output']>;
+  content?: Maybe<Scalars['String']['output']>;
+  tags?: Maybe<Array<Scalars['String']['output']>>;
+  published?: Maybe<Scalars['Boolean']['output']>;
+  publishTime?: Maybe<Scalars['String']['output']>;
+};
+
+/** One page of a list (CONTRACT §4 ListResult). */
+export type ContentSvcRunV1alpha1PostList = {
+  __typename?: 'ContentSvcRunV1alpha1PostList';
+  /** 1-based page number (1 when size was omitted). */
+  page: Scalars['Int']['output'];
+  size: Scalars['Int']['output'];
+  /** Matches across all pages. */
+  total: Scalars['Int']['output'];
+  totalPages: Scalars['Int']['output'];
+  first: Scalars['Boolean']['output'];
+  last: Scalars['Boolean']['output'];
+  hasNext: Scalars['Boolean']['output'];
+  hasPrevious: Scalars['Boolean']['output'];
+  items: Array<ContentSvcRunV1alpha1Post>;
+  /** Change-feed position the list was read at; pass it to the watch subscription to resume without a gap. */
+  resourceVersion: Scalars['String']['output'];
+};
+
 /** Person (crm.example.net/v1). */
 export type CrmExampleNetV1Person = {
   __typename?: 'CrmExampleNetV1Person';
@@ -386,6 +474,76 @@ export type PeopleExampleComV1alpha1PersonList = {
   resourceVersion: Scalars['String']['output'];
 };
 
+/** Plugin (plugin.svc.run/v1alpha1). */
+export type PluginSvcRunV1alpha1Plugin = {
+  __typename?: 'PluginSvcRunV1alpha1Plugin';
+  apiVersion: Scalars['String']['output'];
+  kind: Scalars['String']['output'];
+  /** Always set on stored objects; may be absent on nested self-references. */
+  metadata?: Maybe<ObjectMeta>;
+  /** From the manifest; spec.enabled starts (true) or stops (false) the plugin. */
+  spec?: Maybe<PluginSvcRunV1alpha1PluginSpec>;
+  /** Written by the gateway. */
+  status?: Maybe<PluginSvcRunV1alpha1PluginStatus>;
+};
+
+/** From the manifest; spec.enabled starts (true) or stops (false) the plugin. */
+export type PluginSvcRunV1alpha1PluginSpec = {
+  __typename?: 'PluginSvcRunV1alpha1PluginSpec';
+  version?: Maybe<Scalars['String']['output']>;
+  displayName?: Maybe<Scalars['String']['output']>;
+  description?: Maybe<Scalars['String']['output']>;
+  requires?: Maybe<Array<Scalars['String']['output']>>;
+  enabled?: Maybe<Scalars['Boolean']['output']>;
+};
+
+/** Written by the gateway. */
+export type PluginSvcRunV1alpha1PluginStatus = {
+  __typename?: 'PluginSvcRunV1alpha1PluginStatus';
+  phase?: Maybe<PluginSvcRunV1alpha1PluginStatusPhase>;
+  /** Why the plugin is FAILED (or what it is doing). */
+  reason?: Maybe<Scalars['String']['output']>;
+  /** Version of the running code. */
+  version?: Maybe<Scalars['String']['output']>;
+  /** Shipped inside the gateway. */
+  platform?: Maybe<Scalars['Boolean']['output']>;
+  lastTransitionTime?: Maybe<Scalars['String']['output']>;
+  /** Index-build progress while STARTING. */
+  indexes?: Maybe<Array<PluginSvcRunV1alpha1PluginStatusIndexesItem>>;
+};
+
+export type PluginSvcRunV1alpha1PluginStatusPhase =
+  | 'PENDING'
+  | 'STARTING'
+  | 'STARTED'
+  | 'STOPPED'
+  | 'FAILED';
+
+export type PluginSvcRunV1alpha1PluginStatusIndexesItem = {
+  __typename?: 'PluginSvcRunV1alpha1PluginStatusIndexesItem';
+  model?: Maybe<Scalars['String']['output']>;
+  index?: Maybe<Scalars['String']['output']>;
+  processed?: Maybe<Scalars['Int']['output']>;
+};
+
+/** One page of a list (CONTRACT §4 ListResult). */
+export type PluginSvcRunV1alpha1PluginList = {
+  __typename?: 'PluginSvcRunV1alpha1PluginList';
+  /** 1-based page number (1 when size was omitted). */
+  page: Scalars['Int']['output'];
+  size: Scalars['Int']['output'];
+  /** Matches across all pages. */
+  total: Scalars['Int']['output'];
+  totalPages: Scalars['Int']['output'];
+  first: Scalars['Boolean']['output'];
+  last: Scalars['Boolean']['output'];
+  hasNext: Scalars['Boolean']['output'];
+  hasPrevious: Scalars['Boolean']['output'];
+  items: Array<PluginSvcRunV1alpha1Plugin>;
+  /** Change-feed position the list was read at; pass it to the watch subscription to resume without a gap. */
+  resourceVersion: Scalars['String']['output'];
+};
+
 export type Mutation = {
   __typename?: 'Mutation';
   /** Creates a Role (v1alpha1). */
@@ -418,6 +576,16 @@ export type Mutation = {
   core_v1alpha1_deleteUser: CoreV1alpha1User;
   /** Replaces the status of a User (v1alpha1); with `version`, only if it is the stored version. */
   core_v1alpha1_updateUserStatus: CoreV1alpha1User;
+  /** Creates a Post (content.svc.run/v1alpha1). */
+  contentSvcRun_v1alpha1_createPost: ContentSvcRunV1alpha1Post;
+  /** Replaces a Post (content.svc.run/v1alpha1); object.metadata.version must be the stored version. */
+  contentSvcRun_v1alpha1_updatePost: ContentSvcRunV1alpha1Post;
+  /** Applies a JSON merge patch (RFC 7396) to a Post (content.svc.run/v1alpha1). */
+  contentSvcRun_v1alpha1_patchPost: ContentSvcRunV1alpha1Post;
+  /** Deletes a Post (content.svc.run/v1alpha1); returns it as it stands (deletionTimestamp set). */
+  contentSvcRun_v1alpha1_deletePost: ContentSvcRunV1alpha1Post;
+  /** Replaces the status of a Post (content.svc.run/v1alpha1); with `version`, only if it is the stored version. */
+  contentSvcRun_v1alpha1_updatePostStatus: ContentSvcRunV1alpha1Post;
   /** Creates a Person (crm.example.net/v1). */
   crmExampleNet_v1_createPerson: CrmExampleNetV1Person;
   /** Replaces a Person (crm.example.net/v1); object.metadata.version must be the stored version. */
@@ -438,6 +606,16 @@ export type Mutation = {
   peopleExampleCom_v1alpha1_deletePerson: PeopleExampleComV1alpha1Person;
   /** Replaces the status of a Person (people.example.com/v1alpha1); with `version`, only if it is the stored version. */
   peopleExampleCom_v1alpha1_updatePersonStatus: PeopleExampleComV1alpha1Person;
+  /** Creates a Plugin (plugin.svc.run/v1alpha1). */
+  pluginSvcRun_v1alpha1_createPlugin: PluginSvcRunV1alpha1Plugin;
+  /** Replaces a Plugin (plugin.svc.run/v1alpha1); object.metadata.version must be the stored version. */
+  pluginSvcRun_v1alpha1_updatePlugin: PluginSvcRunV1alpha1Plugin;
+  /** Applies a JSON merge patch (RFC 7396) to a Plugin (plugin.svc.run/v1alpha1). */
+  pluginSvcRun_v1alpha1_patchPlugin: PluginSvcRunV1alpha1Plugin;
+  /** Deletes a Plugin (plugin.svc.run/v1alpha1); returns it as it stands (deletionTimestamp set). */
+  pluginSvcRun_v1alpha1_deletePlugin: PluginSvcRunV1alpha1Plugin;
+  /** Replaces the status of a Plugin (plugin.svc.run/v1alpha1); with `version`, only if it is the stored version. */
+  pluginSvcRun_v1alpha1_updatePluginStatus: PluginSvcRunV1alpha1Plugin;
 };
 
 
@@ -528,6 +706,35 @@ export type MutationCore_V1alpha1_UpdateUserStatusArgs = {
 };
 
 
+export type MutationContentSvcRun_V1alpha1_CreatePostArgs = {
+  object: ContentSvcRunV1alpha1PostInput;
+};
+
+
+export type MutationContentSvcRun_V1alpha1_UpdatePostArgs = {
+  name: Scalars['String']['input'];
+  object: ContentSvcRunV1alpha1PostInput;
+};
+
+
+export type MutationContentSvcRun_V1alpha1_PatchPostArgs = {
+  name: Scalars['String']['input'];
+  patch: Scalars['JSON']['input'];
+};
+
+
+export type MutationContentSvcRun_V1alpha1_DeletePostArgs = {
+  name: Scalars['String']['input'];
+};
+
+
+export type MutationContentSvcRun_V1alpha1_UpdatePostStatusArgs = {
+  name: Scalars['String']['input'];
+  status?: InputMaybe<Scalars['JSON']['input']>;
+  version?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
 export type MutationCrmExampleNet_V1_CreatePersonArgs = {
   object: CrmExampleNetV1PersonInput;
 };
@@ -582,6 +789,35 @@ export type MutationPeopleExampleCom_V1alpha1_DeletePersonArgs = {
 export type MutationPeopleExampleCom_V1alpha1_UpdatePersonStatusArgs = {
   name: Scalars['String']['input'];
   status?: InputMaybe<PeopleExampleComV1alpha1PersonStatusInput>;
+  version?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type MutationPluginSvcRun_V1alpha1_CreatePluginArgs = {
+  object: PluginSvcRunV1alpha1PluginInput;
+};
+
+
+export type MutationPluginSvcRun_V1alpha1_UpdatePluginArgs = {
+  name: Scalars['String']['input'];
+  object: PluginSvcRunV1alpha1PluginInput;
+};
+
+
+export type MutationPluginSvcRun_V1alpha1_PatchPluginArgs = {
+  name: Scalars['String']['input'];
+  patch: Scalars['JSON']['input'];
+};
+
+
+export type MutationPluginSvcRun_V1alpha1_DeletePluginArgs = {
+  name: Scalars['String']['input'];
+};
+
+
+export type MutationPluginSvcRun_V1alpha1_UpdatePluginStatusArgs = {
+  name: Scalars['String']['input'];
+  status?: InputMaybe<PluginSvcRunV1alpha1PluginStatusInput>;
   version?: InputMaybe<Scalars['Int']['input']>;
 };
 
@@ -647,6 +883,27 @@ export type CoreV1alpha1UserSpecInput = {
   disabled?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
+export type ContentSvcRunV1alpha1PostInput = {
+  /** Defaults to "content.svc.run/v1alpha1". */
+  apiVersion?: InputMaybe<Scalars['String']['input']>;
+  /** Defaults to "Post". */
+  kind?: InputMaybe<Scalars['String']['input']>;
+  metadata?: InputMaybe<ObjectMetaInput>;
+  spec?: InputMaybe<ContentSvcRunV1alpha1PostSpecInput>;
+  status?: InputMaybe<Scalars['JSON']['input']>;
+};
+
+export type ContentSvcRunV1alpha1PostSpecInput = {
+  title?: InputMaybe<Scalars['String']['input']>;
+  slug?: InputMaybe<Scalars['String']['input']>;
+  /** Username of the author. */
+  owner?: InputMaybe<Scalars['String']['input']>;
+  content?: InputMaybe<Scalars['String']['input']>;
+  tags?: InputMaybe<Array<Scalars['String']['input']>>;
+  published?: InputMaybe<Scalars['Boolean']['input']>;
+  publishTime?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type CrmExampleNetV1PersonInput = {
   /** Defaults to "crm.example.net/v1". */
   apiVersion?: InputMaybe<Scalars['String']['input']>;
@@ -691,6 +948,47 @@ export type PeopleExampleComV1alpha1PersonStatusInput = {
   phase?: InputMaybe<Scalars['String']['input']>;
 };
 
+export type PluginSvcRunV1alpha1PluginInput = {
+  /** Defaults to "plugin.svc.run/v1alpha1". */
+  apiVersion?: InputMaybe<Scalars['String']['input']>;
+  /** Defaults to "Plugin". */
+  kind?: InputMaybe<Scalars['String']['input']>;
+  metadata?: InputMaybe<ObjectMetaInput>;
+  /** From the manifest; spec.enabled starts (true) or stops (false) the plugin. */
+  spec?: InputMaybe<PluginSvcRunV1alpha1PluginSpecInput>;
+  /** Written by the gateway. */
+  status?: InputMaybe<PluginSvcRunV1alpha1PluginStatusInput>;
+};
+
+/** From the manifest; spec.enabled starts (true) or stops (false) the plugin. */
+export type PluginSvcRunV1alpha1PluginSpecInput = {
+  version?: InputMaybe<Scalars['String']['input']>;
+  displayName?: InputMaybe<Scalars['String']['input']>;
+  description?: InputMaybe<Scalars['String']['input']>;
+  requires?: InputMaybe<Array<Scalars['String']['input']>>;
+  enabled?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+/** Written by the gateway. */
+export type PluginSvcRunV1alpha1PluginStatusInput = {
+  phase?: InputMaybe<PluginSvcRunV1alpha1PluginStatusPhase>;
+  /** Why the plugin is FAILED (or what it is doing). */
+  reason?: InputMaybe<Scalars['String']['input']>;
+  /** Version of the running code. */
+  version?: InputMaybe<Scalars['String']['input']>;
+  /** Shipped inside the gateway. */
+  platform?: InputMaybe<Scalars['Boolean']['input']>;
+  lastTransitionTime?: InputMaybe<Scalars['String']['input']>;
+  /** Index-build progress while STARTING. */
+  indexes?: InputMaybe<Array<PluginSvcRunV1alpha1PluginStatusIndexesItemInput>>;
+};
+
+export type PluginSvcRunV1alpha1PluginStatusIndexesItemInput = {
+  model?: InputMaybe<Scalars['String']['input']>;
+  index?: InputMaybe<Scalars['String']['input']>;
+  processed?: InputMaybe<Scalars['Int']['input']>;
+};
+
 export type Subscription = {
   __typename?: 'Subscription';
   /** Changes of roles (v1alpha1); without resourceVersion it opens with ADDED for every match. */
@@ -699,10 +997,14 @@ export type Subscription = {
   core_v1alpha1_watchRolebindings: CoreV1alpha1RoleBindingWatchEvent;
   /** Changes of users (v1alpha1); without resourceVersion it opens with ADDED for every match. */
   core_v1alpha1_watchUsers: CoreV1alpha1UserWatchEvent;
+  /** Changes of posts (content.svc.run/v1alpha1); without resourceVersion it opens with ADDED for every match. */
+  contentSvcRun_v1alpha1_watchPosts: ContentSvcRunV1alpha1PostWatchEvent;
   /** Changes of people (crm.example.net/v1); without resourceVersion it opens with ADDED for every match. */
   crmExampleNet_v1_watchPeople: CrmExampleNetV1PersonWatchEvent;
   /** Changes of persons (people.example.com/v1alpha1); without resourceVersion it opens with ADDED for every match. */
   peopleExampleCom_v1alpha1_watchPersons: PeopleExampleComV1alpha1PersonWatchEvent;
+  /** Changes of plugins (plugin.svc.run/v1alpha1); without resourceVersion it opens with ADDED for every match. */
+  pluginSvcRun_v1alpha1_watchPlugins: PluginSvcRunV1alpha1PluginWatchEvent;
 };
 
 
@@ -727,6 +1029,13 @@ export type SubscriptionCore_V1alpha1_WatchUsersArgs = {
 };
 
 
+export type SubscriptionContentSvcRun_V1alpha1_WatchPostsArgs = {
+  labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  resourceVersion?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type SubscriptionCrmExampleNet_V1_WatchPeopleArgs = {
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
@@ -735,6 +1044,13 @@ export type SubscriptionCrmExampleNet_V1_WatchPeopleArgs = {
 
 
 export type SubscriptionPeopleExampleCom_V1alpha1_WatchPersonsArgs = {
+  labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  resourceVersion?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type SubscriptionPluginSvcRun_V1alpha1_WatchPluginsArgs = {
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   resourceVersion?: InputMaybe<Scalars['String']['input']>;
@@ -767,6 +1083,15 @@ export type CoreV1alpha1UserWatchEvent = {
   resourceVersion: Scalars['String']['output'];
 };
 
+export type ContentSvcRunV1alpha1PostWatchEvent = {
+  __typename?: 'ContentSvcRunV1alpha1PostWatchEvent';
+  type: WatchEventType;
+  /** The object as of the event; null for BOOKMARK. */
+  object?: Maybe<ContentSvcRunV1alpha1Post>;
+  /** Position of the event in the change feed (opaque). */
+  resourceVersion: Scalars['String']['output'];
+};
+
 export type CrmExampleNetV1PersonWatchEvent = {
   __typename?: 'CrmExampleNetV1PersonWatchEvent';
   type: WatchEventType;
@@ -781,6 +1106,15 @@ export type PeopleExampleComV1alpha1PersonWatchEvent = {
   type: WatchEventType;
   /** The object as of the event; null for BOOKMARK. */
   object?: Maybe<PeopleExampleComV1alpha1Person>;
+  /** Position of the event in the change feed (opaque). */
+  resourceVersion: Scalars['String']['output'];
+};
+
+export type PluginSvcRunV1alpha1PluginWatchEvent = {
+  __typename?: 'PluginSvcRunV1alpha1PluginWatchEvent';
+  type: WatchEventType;
+  /** The object as of the event; null for BOOKMARK. */
+  object?: Maybe<PluginSvcRunV1alpha1Plugin>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
 };

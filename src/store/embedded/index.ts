@@ -8,10 +8,10 @@
  *       rebuild simply restarts it on the next `model()`.
  * Object layout: see model-store.ts.
  */
-import { ChangeFeed } from '../changefeed.js';
+import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
 import { StoreError } from '../errors.js';
 import type { IndexBuildProgress, IndexDescriptor, ModelStore, Store, StorageModel } from '../types.js';
-import type { ApiObject } from '../../registry/object.js';
+import type { ApiObject } from '../object.js';
 import {
   deriveValues,
   EmbeddedModelStore,
@@ -22,6 +22,7 @@ import {
   type ModelLayout,
   type SecondaryIndex,
 } from './model-store.js';
+import { createChangeTables, EmbeddedChangeLog } from './changes.js';
 import { guard, openDatabase, type DB } from './sqlite.js';
 
 export { EmbeddedModelStore } from './model-store.js';
@@ -32,6 +33,10 @@ export interface EmbeddedStoreOptions {
   busyTimeoutMs?: number;
   /** Objects per transaction when (re)building index values. */
   rebuildBatchSize?: number;
+  /** Change-feed history kept per model (default: SVC_FEED_RETENTION_* or 100,000 events / 24 h). */
+  retention?: FeedRetention;
+  /** Change-feed polling (other processes' writes on the same file are seen within pollMs). */
+  feed?: SharedFeedOptions;
 }
 
 interface IndexRow {
@@ -57,19 +62,24 @@ const signature = (m: StorageModel) =>
   JSON.stringify(m.indexes.map((d) => [d.name, d.unique, d.order, d.fingerprint]).sort());
 
 export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promise<Store> {
-  return new EmbeddedStore(openDatabase(options.dataDir, options.busyTimeoutMs ?? 5000), options.rebuildBatchSize ?? 1000);
+  return new EmbeddedStore(openDatabase(options.dataDir, options.busyTimeoutMs ?? 5000), options);
 }
 
 class EmbeddedStore implements Store {
   readonly kind = 'embedded';
   /** One feed per model key for the life of the store, so watchers survive `model()` re-opens. */
-  private readonly feeds = new Map<string, ChangeFeed>();
+  private readonly feeds = new Map<string, { log: EmbeddedChangeLog; feed: SharedFeed }>();
+  private readonly batchSize: number;
+  private readonly retention: FeedRetention;
   private readonly opened = new Map<string, { sig: string; store: Promise<EmbeddedModelStore> }>();
 
   constructor(
     private readonly db: DB,
-    private readonly batchSize: number,
+    private readonly options: EmbeddedStoreOptions,
   ) {
+    this.batchSize = options.rebuildBatchSize ?? 1000;
+    this.retention = options.retention ?? retentionFromEnv();
+    guard(() => createChangeTables(db));
     guard(() =>
       db.exec(`
         CREATE TABLE IF NOT EXISTS svc_models (
@@ -87,7 +97,9 @@ class EmbeddedStore implements Store {
     if (cached?.sig === sig) {
       // Same index set: no schema work. Concurrent callers share one in-flight open.
       const store = await cached.store;
-      return store.model === m ? store : new EmbeddedModelStore(this.db, m, store.layout, this.feed(m.key));
+      if (store.model === m) return store;
+      const f = this.feed(m.key, store.layout.slot);
+      return new EmbeddedModelStore(this.db, m, store.layout, f.log, f.feed);
     }
     const store = this.open(m, onProgress);
     this.opened.set(m.key, { sig, store });
@@ -101,12 +113,16 @@ class EmbeddedStore implements Store {
     const plan = guard(() => this.db.transaction(() => this.syncSchema(m)).immediate());
     if (plan.pending.length) await this.rebuild(m, plan, onProgress);
     guard(() => this.db.transaction(() => this.finish(m, plan)).immediate());
-    return new EmbeddedModelStore(this.db, m, plan.layout, this.feed(m.key));
+    const f = this.feed(m.key, plan.layout.slot);
+    return new EmbeddedModelStore(this.db, m, plan.layout, f.log, f.feed);
   }
 
-  private feed(key: string): ChangeFeed {
+  private feed(key: string, slot: number): { log: EmbeddedChangeLog; feed: SharedFeed } {
     let f = this.feeds.get(key);
-    if (!f) this.feeds.set(key, (f = new ChangeFeed()));
+    if (!f) {
+      const log = new EmbeddedChangeLog(this.db, slot, this.retention);
+      this.feeds.set(key, (f = { log, feed: new SharedFeed(log, this.options.feed) }));
+    }
     return f;
   }
 
@@ -257,6 +273,7 @@ class EmbeddedStore implements Store {
   }
 
   async close(): Promise<void> {
+    for (const f of this.feeds.values()) f.feed.close();
     if (!this.db.open) return;
     try {
       this.db.pragma('optimize'); // refreshes planner statistics where they are stale; cheap

@@ -10,9 +10,10 @@
  * `metadata.name` is the primary key itself and has no s_ column or side rows.
  */
 import { StoreError } from '../errors.js';
-import type { ChangeFeed } from '../changefeed.js';
+import type { SharedFeed } from '../feed/index.js';
 import type {
   ChangeEvent,
+  OnFeedLost,
   IndexRequirement,
   IndexValues,
   ModelStore,
@@ -22,7 +23,8 @@ import type {
   StoreQuery,
   Unsubscribe,
 } from '../types.js';
-import type { ApiObject } from '../../registry/object.js';
+import type { ApiObject } from '../object.js';
+import type { EmbeddedChangeLog } from './changes.js';
 import { guard, StatementCache, type DB, type Statement } from './sqlite.js';
 
 export const NAME_INDEX = 'metadata.name';
@@ -76,20 +78,22 @@ export class EmbeddedModelStore implements ModelStore {
   >;
   private readonly createTx: (name: string, version: number, data: string, d: Derived[]) => void;
   private readonly updateTx: (name: string, version: number, data: string, d: Derived[], expected: number) => void;
-  private readonly removeTx: (name: string, expected: number) => string;
+  private readonly removeTx: (name: string, expected: number) => void;
   private readonly readTx: <T>(fn: () => T) => T;
 
   constructor(
     private readonly db: DB,
     readonly model: StorageModel,
     readonly layout: ModelLayout,
-    private readonly feed: ChangeFeed,
+    private readonly changes: EmbeddedChangeLog,
+    private readonly feed: SharedFeed,
   ) {
     this.o = objTable(layout.slot);
     this.i = sideTable(layout.slot);
     for (const ix of layout.secondary) this.byName.set(ix.name, ix);
     this.stmts = new StatementCache(db);
     const { o, i } = this;
+    const log = this.changes;
     const cols = layout.secondary.map((ix) => sortCol(ix.k));
     const st = guard(() => ({
       get: db.prepare(`SELECT data FROM ${o} WHERE name = ?`).pluck(),
@@ -118,20 +122,23 @@ export class EmbeddedModelStore implements ModelStore {
       }
       this.checkUnique(name, d);
       this.insertSide(name, d);
+      log.append('ADDED', data, null);
     });
     const update = db.transaction((name: string, version: number, data: string, d: Derived[], expected: number) => {
+      const previous = st.get.get(name) as string | undefined;
       if (st.update.run(version, data, ...d.map((x) => x.sortKey), name, expected).changes === 0) {
         this.throwMissingOrConflict(name, expected);
       }
       this.checkUnique(name, d); // throwing rolls the UPDATE back
       st.delSide.run(name);
       this.insertSide(name, d);
+      log.append('MODIFIED', data, previous!);
     });
-    const remove = db.transaction((name: string, expected: number): string => {
+    const remove = db.transaction((name: string, expected: number): void => {
       const data = st.remove.get(name, expected) as string | undefined;
       if (data === undefined) this.throwMissingOrConflict(name, expected);
       st.delSide.run(name);
-      return data!;
+      log.append('DELETED', data!, null);
     });
     const read = db.transaction((fn: () => unknown) => fn());
     this.createTx = create.immediate;
@@ -168,9 +175,10 @@ export class EmbeddedModelStore implements ModelStore {
     return { name: obj.metadata.name, version, data: JSON.stringify(obj), d };
   }
 
-  /** Publishes a private copy so later mutation of returned objects can't alter feed history. */
-  private publish(type: ChangeEvent['type'], data: string): void {
-    this.feed.publish(type, JSON.parse(data) as ApiObject);
+  /** After a commit: retention bookkeeping, and local watchers hear it at once. */
+  private committed(): void {
+    this.changes.committed();
+    this.feed.wake();
   }
 
   async get(name: string): Promise<ApiObject | null> {
@@ -181,20 +189,20 @@ export class EmbeddedModelStore implements ModelStore {
   async create(obj: ApiObject): Promise<ApiObject> {
     const w = this.prepareWrite(obj);
     guard(() => this.createTx(w.name, w.version, w.data, w.d));
-    this.publish('ADDED', w.data);
+    this.committed();
     return JSON.parse(w.data) as ApiObject;
   }
 
   async update(obj: ApiObject, expectedVersion: number): Promise<ApiObject> {
     const w = this.prepareWrite(obj);
     guard(() => this.updateTx(w.name, w.version, w.data, w.d, expectedVersion));
-    this.publish('MODIFIED', w.data);
+    this.committed();
     return JSON.parse(w.data) as ApiObject;
   }
 
   async remove(name: string, expectedVersion: number): Promise<void> {
-    const data = guard(() => this.removeTx(name, expectedVersion));
-    this.publish('DELETED', data);
+    guard(() => this.removeTx(name, expectedVersion));
+    this.committed();
   }
 
   async list(q: StoreQuery): Promise<StoreListResult> {
@@ -346,11 +354,11 @@ export class EmbeddedModelStore implements ModelStore {
     return terms.join(', ');
   }
 
-  async resourceVersion(): Promise<string> {
-    return this.feed.current();
+  resourceVersion(): Promise<string> {
+    return this.feed.resourceVersion();
   }
 
-  watch(fromResourceVersion: string | undefined, onEvent: (e: ChangeEvent) => void): Unsubscribe {
-    return this.feed.subscribe(fromResourceVersion, onEvent);
+  watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost): Promise<Unsubscribe> {
+    return this.feed.subscribe(from, onEvent, onLost);
   }
 }

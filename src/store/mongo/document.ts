@@ -2,6 +2,7 @@
  * How one object is stored in its model's collection:
  *
  *   { _id: metadata.name, v: metadata.version, g: incarnation id, o: JSON text of the object,
+ *     f: change-feed position of the write that produced this state (feed.ts),
  *     i: { <enc(index)>: [values] },     filter field, multikey index `f:<index>`
  *     s: { <enc(index)>: smallest value } sort field, index `s:<index>` = { s.<enc>: dir, _id: 1 } }
  *
@@ -13,7 +14,7 @@
  * - `g` is a random id set on create and kept by updates. It tells apart two objects that had the
  *   same name at different times (unique-value claims, see claims.ts).
  */
-import type { ApiObject } from '../../registry/object.js';
+import type { ApiObject } from '../object.js';
 import type { IndexDescriptor, StorageModel } from '../types.js';
 
 export const NAME_INDEX = 'metadata.name';
@@ -24,6 +25,8 @@ export interface StoredDoc {
   v: number;
   g: string;
   o: string;
+  /** Feed position of the write that produced this state (absent on objects from before the feed). */
+  f?: string;
   i: Record<string, string[]>;
   s: Record<string, string>;
 }
@@ -33,11 +36,11 @@ export const enc = (index: string): string =>
   index.replace(/%/g, '%25').replace(/\./g, '%2E').replace(/\$/g, '%24');
 
 /** Collection names of a model: `ext.<group>.<version>.<plural>` (group "" is `core`). */
-export function collectionNames(key: string): { objects: string; claims: string } {
+export function collectionNames(key: string): { objects: string; claims: string; feed: string } {
   const parts = key.split('/');
   if (parts[0] === '') parts[0] = 'core';
   const base = parts.join('.');
-  return { objects: `ext.${base}`, claims: `claims.${base}` };
+  return { objects: `ext.${base}`, claims: `claims.${base}`, feed: `feed.${base}` };
 }
 
 /** Secondary indexes: every index except metadata.name (served by `_id`). */
@@ -68,11 +71,16 @@ export function indexFields(
   return { i, s };
 }
 
-export function toDoc(model: StorageModel, obj: ApiObject, g: string): StoredDoc {
-  return { _id: obj.metadata.name, v: obj.metadata.version ?? 0, g, o: JSON.stringify(obj), ...indexFields(model, obj) };
+/** How an object is held in a document (objects and feed entries); the one place that knows. */
+export type EncodedObject = string;
+export const encodeObject = (obj: ApiObject): EncodedObject => JSON.stringify(obj);
+export const decodeObject = (o: EncodedObject): ApiObject => JSON.parse(o) as ApiObject;
+
+export function toDoc(model: StorageModel, obj: ApiObject, g: string, f?: string): StoredDoc {
+  return { _id: obj.metadata.name, v: obj.metadata.version ?? 0, g, o: encodeObject(obj), f, ...indexFields(model, obj) };
 }
 
-export const fromDoc = (doc: Pick<StoredDoc, 'o'>): ApiObject => JSON.parse(doc.o) as ApiObject;
+export const fromDoc = (doc: Pick<StoredDoc, 'o'>): ApiObject => decodeObject(doc.o);
 
 /** The values an object holds in unique indexes (what claims.ts must reserve). */
 export function uniqueValues(model: StorageModel, doc: Pick<StoredDoc, 'i'>): { index: string; value: string }[] {

@@ -12,7 +12,14 @@ export const isUnreachable = (e: unknown): boolean =>
   e instanceof MongoServerSelectionError ||
   e instanceof MongoNetworkError ||
   e instanceof MongoNotConnectedError ||
-  e instanceof MongoTopologyClosedError;
+  e instanceof MongoTopologyClosedError ||
+  SOCKET_ERRORS.has((e as { code?: unknown } | null)?.code as string);
+
+/**
+ * Socket errors the driver can pass through unwrapped when the server dies mid-write (e.g.
+ * "This socket has been ended by the other party", EPIPE).
+ */
+const SOCKET_ERRORS = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
 
 export const isDuplicateKey = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === 11000;
 

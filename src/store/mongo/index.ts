@@ -9,8 +9,9 @@
  *
  * Writes are single-document operations: create = insertOne, update = replaceOne and
  * remove = findOneAndDelete, both compare-and-set on the version (cas.ts); unique values are
- * claimed before and released after (claims.ts). Each successful write is published to the
- * model's in-process ChangeFeed.
+ * claimed before and released after (claims.ts). Every write is recorded in the model's durable
+ * change feed in the database by the pending-entry protocol of feed.ts (pending entry → object
+ * write → confirm), and watchers read that feed through the shared feed layer (store/feed/).
  */
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type Collection, type Db } from 'mongodb';
@@ -20,13 +21,15 @@ import { collectionNames, fromDoc, toDoc, uniqueValues, type StoredDoc } from '.
 import { guard, isDuplicateKey } from './errors.js';
 import { ensureCollection, MODELS_COLLECTION, syncModel, type ModelRecord } from './indexes.js';
 import { toFilter, toSort } from './query.js';
-import { ChangeFeed } from '../changefeed.js';
+import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
 import { StoreError } from '../errors.js';
-import type { ApiObject } from '../../registry/object.js';
+import { FeedWriter, MongoChangeLog } from './feed.js';
+import type { ApiObject } from '../object.js';
 import type {
   ChangeEvent,
   IndexBuildProgress,
   ModelStore,
+  OnFeedLost,
   Store,
   StorageModel,
   StoreListResult,
@@ -40,45 +43,76 @@ export interface MongoStoreOptions {
   database?: string;
   /** How long an operation waits for a reachable server before `Unavailable`. Default 5 s. */
   serverSelectionTimeoutMS?: number;
+  /** Change-feed history kept per model (default: SVC_FEED_RETENTION_* or 100,000 events / 24 h). */
+  retention?: FeedRetention;
+  /** Change-feed polling; other processes' writes are seen within pollMs (default 50 ms). */
+  feed?: SharedFeedOptions;
+  /** Positions per feed segment collection (default 1024); small values are for tests. */
+  feedSegment?: number;
 }
 
 export async function createMongoStore(options: MongoStoreOptions): Promise<Store> {
   const client = new MongoClient(options.url, {
     serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 5000,
+    // A stopped (not closed) server leaves sockets open: give up on a silent socket so its
+    // connection is replaced, and notice a returning server quickly. The per-operation
+    // deadline (store/deadline.ts) answers the client long before these.
+    connectTimeoutMS: 5000,
+    socketTimeoutMS: 30_000,
+    heartbeatFrequencyMS: 2000,
     ignoreUndefined: true,
   });
   // No eager connect: the driver connects on first use, so the gateway can start (and report
   // 503 on /healthz) while the database is down.
-  return new MongoStore(client, client.db(options.database));
+  return new MongoStore(client, client.db(options.database), options);
 }
 
 class MongoStore implements Store {
   readonly kind = 'mongodb';
   /** One feed per model key, shared by every ModelStore handed out for it. */
-  private readonly feeds = new Map<string, ChangeFeed>();
+  private readonly feeds = new Map<string, { log: MongoChangeLog; feed: SharedFeed }>();
+  private readonly writer: FeedWriter;
+  private readonly retention: FeedRetention;
   /** Whether the server is FerretDB (non-atomic conditional writes, see cas.ts); asked once. */
   private ferret?: Promise<boolean>;
 
   constructor(
     private readonly client: MongoClient,
     private readonly db: Db,
-  ) {}
+    private readonly options: MongoStoreOptions,
+  ) {
+    this.writer = new FeedWriter(db);
+    this.retention = options.retention ?? retentionFromEnv();
+  }
 
   async model(model: StorageModel, onProgress?: (p: IndexBuildProgress) => void): Promise<ModelStore> {
     const names = collectionNames(model.key);
     const objects = this.db.collection<StoredDoc>(names.objects);
     const claims = new Claims(this.db.collection<ClaimDoc>(names.claims), objects);
-    const cas = await guard(async () => {
+    // Opening is idempotent; a dropped connection while several processes set up the same
+    // model at once (seen on FerretDB) is retried rather than failing the start.
+    const cas = await retryUnavailable(() => guard(async () => {
       const cas = (await this.isFerret()) ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims)) : atomicCas;
       await ensureCollection(this.db, names.objects);
       await ensureCollection(this.db, names.claims);
       const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
       await syncModel({ objects, claims, models, cas }, model, onProgress);
       return cas;
-    });
-    let feed = this.feeds.get(model.key);
-    if (!feed) this.feeds.set(model.key, (feed = new ChangeFeed()));
-    return new MongoModelStore(model, objects, claims, cas, feed);
+    }));
+    let f = this.feeds.get(model.key);
+    if (!f) {
+      const log = new MongoChangeLog(
+        this.db,
+        model.key,
+        names.feed,
+        objects,
+        this.writer,
+        this.retention,
+        this.options.feedSegment ? BigInt(this.options.feedSegment) : undefined,
+      );
+      this.feeds.set(model.key, (f = { log, feed: new SharedFeed(log, this.options.feed) }));
+    }
+    return new MongoModelStore(model, objects, claims, cas, f.log, f.feed);
   }
 
   private isFerret(): Promise<boolean> {
@@ -97,11 +131,24 @@ class MongoStore implements Store {
   }
 
   async close(): Promise<void> {
+    for (const f of this.feeds.values()) f.feed.close();
+    await this.writer.close();
     await this.client.close();
   }
 }
 
 const newIncarnation = () => randomBytes(8).toString('hex');
+
+async function retryUnavailable<T>(fn: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!(e instanceof StoreError && e.code === 'Unavailable') || i >= attempts) throw e;
+      await new Promise((r) => setTimeout(r, 250 * i));
+    }
+  }
+}
 
 class MongoModelStore implements ModelStore {
   constructor(
@@ -109,7 +156,8 @@ class MongoModelStore implements ModelStore {
     private readonly objects: Collection<StoredDoc>,
     private readonly claims: Claims,
     private readonly cas: Cas,
-    private readonly feed: ChangeFeed,
+    private readonly log: MongoChangeLog,
+    private readonly feed: SharedFeed,
   ) {}
 
   get(name: string): Promise<ApiObject | null> {
@@ -121,41 +169,78 @@ class MongoModelStore implements ModelStore {
 
   create(obj: ApiObject): Promise<ApiObject> {
     return guard(async () => {
-      const doc = toDoc(this.model, obj, newIncarnation());
-      const acquired = await this.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(this.model, doc));
+      const g = newIncarnation();
+      const f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
+      const doc = toDoc(this.model, obj, g, f);
+      let acquired;
       try {
+        acquired = await this.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(this.model, doc));
+      } catch (e) {
+        await this.log.finish(f, 'a');
+        throw e;
+      }
+      try {
+        this.leaseHeld();
         await this.objects.insertOne(doc);
       } catch (e) {
+        // A retried insert (the driver retries once after a network error) can find the
+        // document its first attempt wrote: same incarnation → this create succeeded. Servers
+        // without retryable-write deduplication (FerretDB) report that as a duplicate key.
+        if (isDuplicateKey(e) && (await this.objects.findOne({ _id: doc._id }, { projection: { g: 1 } }))?.g === doc.g) {
+          await this.log.finish(f, 'c');
+          this.feed.wake();
+          return fromDoc(doc);
+        }
+        await this.log.finish(f, 'a');
         await this.claims.releaseAcquired(acquired);
         // `_id` is the only unique index of the object collection.
         if (isDuplicateKey(e)) throw new StoreError('AlreadyExists', `object "${doc._id}" already exists`);
         throw e;
       }
-      return this.published('ADDED', doc);
+      await this.log.finish(f, 'c');
+      this.feed.wake();
+      return fromDoc(doc);
     });
   }
 
   update(obj: ApiObject, expectedVersion: number): Promise<ApiObject> {
     return guard(async () => {
       const name = obj.metadata.name;
-      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, i: 1 } });
+      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, i: 1, o: 1, f: 1 } });
       if (!current) throw notFound(name);
       if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
 
-      const doc = toDoc(this.model, obj, current.g);
-      const acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(this.model, doc));
+      const f = await this.log.begin({
+        type: 'MODIFIED',
+        name,
+        object: obj,
+        previous: fromDoc(current),
+        pf: current.f ?? null,
+        g: current.g,
+      });
+      const doc = toDoc(this.model, obj, current.g, f);
+      let acquired;
+      try {
+        acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(this.model, doc));
+      } catch (e) {
+        await this.log.finish(f, 'a');
+        throw e;
+      }
       // Compare-and-set: replaces only the version we read (and the same incarnation).
       const { _id, ...replacement } = doc;
       let replaced: true | null;
       try {
-        replaced = await this.cas.run(name, current.g, expectedVersion, async (filter) =>
-          (await this.objects.replaceOne(filter, replacement)).matchedCount ? true : null,
-        );
+        replaced = await this.cas.run(name, current.g, expectedVersion, async (filter) => {
+          this.leaseHeld();
+          return (await this.objects.replaceOne(filter, replacement)).matchedCount ? true : null;
+        });
       } catch (e) {
+        await this.log.finish(f, 'a');
         await this.claims.releaseAcquired(acquired);
         throw e;
       }
       if (!replaced) {
+        await this.log.finish(f, 'a');
         await this.claims.releaseAcquired(acquired);
         const now = await this.objects.findOne({ _id: name }, { projection: { _id: 1 } });
         throw now ? conflict(name, expectedVersion) : notFound(name);
@@ -163,23 +248,37 @@ class MongoModelStore implements ModelStore {
       // The replaced document is the one read above: release the unique values it dropped.
       const kept = new Set(uniqueValues(this.model, doc).map((u) => `${u.index}\n${u.value}`));
       const dropped = uniqueValues(this.model, current).filter((u) => !kept.has(`${u.index}\n${u.value}`));
+      await this.log.finish(f, 'c');
+      this.feed.wake();
       await this.claims.release(name, doc.g, doc.v, dropped);
-      return this.published('MODIFIED', doc);
+      return fromDoc(doc);
     });
   }
 
   remove(name: string, expectedVersion: number): Promise<void> {
     return guard(async () => {
-      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1 } });
+      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, o: 1, f: 1 } });
       if (!current) throw notFound(name);
       if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
-      const doc = await this.cas.run(name, current.g, expectedVersion, (filter) => this.objects.findOneAndDelete(filter));
+      const f = await this.log.begin({ type: 'DELETED', name, object: fromDoc(current), pf: current.f ?? null, g: current.g });
+      let doc: StoredDoc | null;
+      try {
+        doc = await this.cas.run(name, current.g, expectedVersion, (filter) => {
+          this.leaseHeld();
+          return this.objects.findOneAndDelete(filter);
+        });
+      } catch (e) {
+        await this.log.finish(f, 'a');
+        throw e;
+      }
       if (!doc) {
+        await this.log.finish(f, 'a');
         const now = await this.objects.findOne({ _id: name }, { projection: { _id: 1 } });
         throw now ? conflict(name, expectedVersion) : notFound(name);
       }
+      await this.log.finish(f, 'c');
+      this.feed.wake();
       await this.claims.release(name, doc.g, undefined, uniqueValues(this.model, doc));
-      this.published('DELETED', doc);
     });
   }
 
@@ -196,18 +295,17 @@ class MongoModelStore implements ModelStore {
     });
   }
 
-  async resourceVersion(): Promise<string> {
-    return this.feed.current();
+  resourceVersion(): Promise<string> {
+    return guard(() => this.feed.resourceVersion());
   }
 
-  watch(fromResourceVersion: string | undefined, onEvent: (e: ChangeEvent) => void): Unsubscribe {
-    return this.feed.subscribe(fromResourceVersion, onEvent);
+  watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost): Promise<Unsubscribe> {
+    return guard(() => this.feed.subscribe(from, onEvent, onLost));
   }
 
-  /** Publishes a committed write; the caller and the feed each get their own copy. */
-  private published(type: ChangeEvent['type'], doc: Pick<StoredDoc, 'o'>): ApiObject {
-    this.feed.publish(type, fromDoc(doc));
-    return fromDoc(doc);
+  /** Step 2 of the feed protocol: never write an object while this process's lease is stale. */
+  private leaseHeld(): void {
+    if (!this.log.mayWrite()) throw new StoreError('Unavailable', 'the change feed lease cannot be renewed');
   }
 }
 

@@ -14,6 +14,7 @@
  */
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Cas } from './cas.js';
+import { isDuplicateKey } from './errors.js';
 import type { Claims } from './claims.js';
 import { CREATION_INDEX, enc, fromDoc, indexFields, secondaryIndexes, uniqueValues, type StoredDoc } from './document.js';
 import type { IndexBuildProgress, IndexDescriptor, StorageModel } from '../types.js';
@@ -108,7 +109,22 @@ export async function syncModel(
   if (rebuild.length || reclaim.length) await rebuildValues(ctx, model, rebuild, reclaim, onProgress);
 
   const record = current.map((d) => ({ name: d.name, fingerprint: d.fingerprint, unique: d.unique }));
-  await models.replaceOne({ _id: model.key }, { indexes: record }, { upsert: true });
+  await upsertRecord(models, model.key, record);
+}
+
+/**
+ * Two gateway processes starting together upsert the same record; MongoDB can fail one upsert
+ * with a duplicate key (E11000) when both try to insert. The record exists then: write again.
+ */
+async function upsertRecord(models: Collection<ModelRecord>, key: string, indexes: ModelRecord['indexes']): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await models.replaceOne({ _id: key }, { indexes }, { upsert: true });
+      return;
+    } catch (e) {
+      if (!isDuplicateKey(e) || attempt >= 5) throw e;
+    }
+  }
 }
 
 /** One pass over all stored objects, BATCH_SIZE at a time. */

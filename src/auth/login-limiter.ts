@@ -1,0 +1,78 @@
+/**
+ * Failed-login limits (CONTRACT §2). A failure is counted per (username, client address) and
+ * per client address within a sliding window:
+ *   - 10 failures for one pair within 60 s → every further attempt of that pair gets 429,
+ *   - 100 failures from one address within 60 s → every further login attempt from it gets 429,
+ * each with `Retry-After` until the failures that caused it leave the window. Below the limits
+ * nothing is delayed; successes are never counted.
+ */
+import { TooManyRequests } from '../errors/index.js';
+
+export interface LoginLimits {
+  perUser: number;
+  perAddress: number;
+  windowMs: number;
+}
+
+export const DEFAULT_LOGIN_LIMITS: LoginLimits = { perUser: 10, perAddress: 100, windowMs: 60_000 };
+
+/** Recent failure times of one key, oldest first, at most `limit` kept. */
+class Failures {
+  private readonly map = new Map<string, number[]>();
+  constructor(private readonly limit: number, private readonly windowMs: number) {}
+
+  /** Milliseconds until the key may try again, or 0. */
+  blockedFor(key: string, now: number): number {
+    const times = this.map.get(key);
+    if (!times || times.length < this.limit) return 0;
+    const until = times[times.length - this.limit]! + this.windowMs;
+    return until > now ? until - now : 0;
+  }
+
+  add(key: string, now: number): void {
+    let times = this.map.get(key);
+    if (!times) this.map.set(key, (times = []));
+    times.push(now);
+    if (times.length > this.limit) times.shift();
+  }
+
+  prune(now: number): void {
+    for (const [key, times] of this.map) if (times[times.length - 1]! + this.windowMs <= now) this.map.delete(key);
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+const PRUNE_AT = 10_000;
+
+export class LoginLimiter {
+  private readonly pairs: Failures;
+  private readonly addresses: Failures;
+
+  constructor(
+    readonly limits: LoginLimits = DEFAULT_LOGIN_LIMITS,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.pairs = new Failures(limits.perUser, limits.windowMs);
+    this.addresses = new Failures(limits.perAddress, limits.windowMs);
+  }
+
+  /** Throws 429 when this login attempt is over a limit. */
+  check(username: string, address: string): void {
+    const now = this.now();
+    const wait = Math.max(this.addresses.blockedFor(address, now), this.pairs.blockedFor(pairKey(username, address), now));
+    if (wait > 0) throw new TooManyRequests('too many failed login attempts; try again later', Math.ceil(wait / 1000));
+  }
+
+  fail(username: string, address: string): void {
+    const now = this.now();
+    this.pairs.add(pairKey(username, address), now);
+    this.addresses.add(address, now);
+    if (this.pairs.size > PRUNE_AT) this.pairs.prune(now);
+    if (this.addresses.size > PRUNE_AT) this.addresses.prune(now);
+  }
+}
+
+const pairKey = (username: string, address: string) => `${address}\u0000${username}`;

@@ -1,0 +1,149 @@
+/**
+ * Connection-level protection of the HTTP server (slowloris, floods, malformed requests):
+ *
+ *  - headers must arrive within `headersTimeoutMs`, the whole request (body included) within
+ *    `requestTimeoutMs` → 408 problem, then the connection is closed. Node enforces both; its
+ *    check runs every second here instead of every 30 s.
+ *  - an idle keep-alive connection is closed after `keepAliveTimeoutMs`.
+ *  - at most `connectionsPerAddress` concurrent connections per client address; a request on a
+ *    connection beyond that gets 429 problem and the connection is closed (WebSocket upgrades:
+ *    see http/upgrade.ts).
+ *  - requests Node cannot parse (`clientError`) get a problem+json answer: 431 for headers or a
+ *    URL over `headerBytes`, 408 for timeouts, 400 otherwise. The answer is written, the
+ *    connection half-closed, and what the client still sends is read and discarded for a while,
+ *    so the client sees the status instead of a reset.
+ *
+ * `guardServer` must be called before `listen` and after the request listener is attached.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { ApiError, BadRequest, PayloadTooLarge, RequestTimeout, TooManyRequests } from '../errors/index.js';
+import { resolveLimits, type Limits } from '../limits.js';
+import { errorHeaders, toProblem } from '../errors/http.js';
+
+/** Sockets over the per-address cap: their requests and upgrades are refused with 429. */
+const overCap = new WeakMap<Socket, TooManyRequests>();
+
+/** The 429 for a connection over the per-address cap, if it is one. */
+export const connectionRefusal = (socket: object): TooManyRequests | undefined => overCap.get(socket as Socket);
+
+/** How long a refused connection is drained before it is destroyed. */
+const LINGER_MS = 5000;
+
+/** A complete HTTP/1.1 problem response, for writing on a raw socket. */
+export function rawProblem(err: ApiError, instance: string, headers: Record<string, string> = {}, head = false): string {
+  const body = JSON.stringify(toProblem(err, instance));
+  const extra = Object.entries({ ...errorHeaders(err), ...headers })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  return (
+    `HTTP/1.1 ${err.status} ${err.title}\r\n${extra}content-type: application/problem+json\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${head ? '' : body}`
+  );
+}
+
+/**
+ * Writes `response`, half-closes, and discards what the peer still sends until it closes or
+ * LINGER_MS pass (then the socket is destroyed).
+ */
+export function answerAndLinger(socket: Socket, response: string): void {
+  if (socket.destroyed) return;
+  socket.removeAllListeners('data');
+  socket.on('data', () => undefined);
+  socket.on('error', () => undefined);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.once('end', () => socket.destroy());
+  if (socket.writable) socket.end(response);
+  socket.resume();
+}
+
+class HeaderFieldsTooLarge extends ApiError {
+  constructor(limit: number) {
+    super(
+      431,
+      'BAD_REQUEST',
+      'Request Header Fields Too Large',
+      `the request line and headers exceed ${limit} bytes (limit: URL and header size)`,
+    );
+  }
+}
+
+function clientErrorStatus(err: NodeJS.ErrnoException, limits: Limits): ApiError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new HeaderFieldsTooLarge(limits.headerBytes);
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new RequestTimeout(
+        `the request was not received in time (limits: headers ${limits.headersTimeoutMs} ms, whole request ${limits.requestTimeoutMs} ms)`,
+      );
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new PayloadTooLarge('the chunk extensions are too large');
+    default:
+      return new BadRequest('malformed HTTP request');
+  }
+}
+
+export function guardServer(server: Server, limits: Limits = resolveLimits()): void {
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  // Read by Node when the server starts listening (setupConnectionsTracking).
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1000;
+
+  const perAddress = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '?';
+    const n = (perAddress.get(address) ?? 0) + 1;
+    perAddress.set(address, n);
+    if (n > limits.connectionsPerAddress) {
+      overCap.set(
+        socket,
+        new TooManyRequests(
+          `more than ${limits.connectionsPerAddress} concurrent connections from one address (limit: connections per address)`,
+          1,
+        ),
+      );
+    }
+    socket.once('close', () => {
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left > 0) perAddress.set(address, left);
+      else perAddress.delete(address);
+    });
+  });
+
+  const answered = new WeakSet<Socket>();
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (answered.has(socket)) return;
+    answered.add(socket);
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    // A HEAD request gets no body, even when the request line could not be parsed.
+    const raw = (err as { rawPacket?: Buffer }).rawPacket;
+    const head = !!raw && raw.subarray(0, 5).toString('latin1') === 'HEAD ';
+    answerAndLinger(socket, rawProblem(clientErrorStatus(err, limits), '', {}, head));
+  });
+
+  // Requests on connections over the cap are answered before any handler runs.
+  const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const refusal = overCap.get(req.socket);
+    if (refusal) {
+      const body = JSON.stringify(toProblem(refusal, (req.url ?? '').split('?')[0]!));
+      res.shouldKeepAlive = false;
+      res.writeHead(429, {
+        ...errorHeaders(refusal),
+        'content-type': 'application/problem+json',
+        'content-length': Buffer.byteLength(body),
+        connection: 'close',
+      });
+      res.end(body);
+      return;
+    }
+    for (const handler of handlers) handler.call(server, req, res);
+  });
+}

@@ -1,0 +1,128 @@
+/**
+ * The request pipeline, in the order of the Kubernetes filter chain:
+ *   authentication → request attributes → authorization → route.
+ * Authorization happens before any body is read and before the model is looked up, so a caller
+ * without the right gets 401 (anonymous) or 403 (logged in) for a malformed body, a malformed
+ * path or an unknown resource alike; only callers allowed on a path learn that it does not exist
+ * (CONTRACT §6). Non-resource paths are authorized against nonResourceURLs like any request.
+ *
+ * Exceptions, explicit: PUBLIC_ENDPOINTS (no authentication, no authorization) and /graphql,
+ * which authenticates with the same function and authorizes every field through @auth.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Authenticate } from '../auth/authenticate.js';
+import type { Caller } from '../auth/identity.js';
+import { ApiError, BadRequest, Forbidden, NotFound, toApiError, Unauthenticated } from '../errors/index.js';
+import { rejectUpgrade, sendProblem } from '../errors/http.js';
+import { deniedMessage, preauthorized, type Attributes, type Authorizer } from '../rbac/authorizer.js';
+import type { Registry } from '../registry/registry.js';
+import { parseRequestInfo, parseTarget, type RequestInfo, type RequestTarget } from '../request/requestinfo.js';
+import { resolveEntry } from '../rest/handler.js';
+import type { RouteContext, RouteTable } from './routes.js';
+import { upgradeWatch } from './watch-upgrade.js';
+import { boundedWebSocketServer } from './websocket.js';
+
+export const GRAPHQL_PATH = '/graphql';
+
+export interface GraphQLDoor {
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+}
+
+export interface PipelineDeps {
+  authenticate: Authenticate;
+  authorizer: Authorizer;
+  routes: RouteTable;
+  registry: Registry;
+  graphql: GraphQLDoor;
+  /** Paths served to everyone, before authentication (e.g. /healthz). */
+  publicEndpoints: ReadonlyMap<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>;
+  log: Logger;
+}
+
+export interface Pipeline {
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void>;
+  close(): void;
+}
+
+const isWatchQuery = (t: RequestTarget) => {
+  const w = t.searchParams.get('watch');
+  return w === 'true' || w === '1';
+};
+
+export function attributesOf(caller: Caller, info: RequestInfo): Attributes {
+  return {
+    caller,
+    verb: info.verb,
+    isResourceRequest: info.isResourceRequest,
+    apiGroup: info.apiGroup,
+    apiVersion: info.apiVersion,
+    resource: info.resource,
+    subresource: info.subresource,
+    name: info.name,
+    path: info.path,
+  };
+}
+
+export function createPipeline(deps: PipelineDeps): Pipeline {
+  const { authenticate, authorizer } = deps;
+  const logError = (e: unknown) => deps.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'request failed');
+  const watchSockets = boundedWebSocketServer();
+
+  /** Authentication → request attributes → authorization. Throws 401/403; returns the route context. */
+  async function admitRequest(req: IncomingMessage, method: string, target: RequestTarget, watch: boolean): Promise<RouteContext> {
+    const caller = await authenticate(req.headers.authorization, { address: req.socket.remoteAddress });
+    const info = parseRequestInfo(method, target.pathname, { watch });
+    const attrs = attributesOf(caller, info);
+    const decision = await authorizer.authorize(attrs);
+    // A watch may open restricted to the objects a resourceNames grant names (operations/watch.ts).
+    const partialWatch = info.verb === 'watch' && !!decision.names?.size;
+    if (!decision.allowed && !partialWatch) {
+      throw caller.authenticated ? new Forbidden(deniedMessage(attrs)) : new Unauthenticated(`authentication required: ${deniedMessage(attrs)}`);
+    }
+    if (info.malformed) throw new BadRequest(info.malformed);
+    return { caller, info, target, operations: { caller, authorizer: preauthorized(attrs, decision, authorizer) } };
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = parseTarget(req.url);
+    try {
+      const open = deps.publicEndpoints.get(target.pathname);
+      if (open) return await open(req, res);
+      if (target.pathname === GRAPHQL_PATH) return await deps.graphql.handle(req, res);
+      const method = req.method ?? 'GET';
+      const rc = await admitRequest(req, method, target, method === 'GET' && isWatchQuery(target));
+      await deps.routes.resolve(method, rc.info, target)(req, res, rc);
+    } catch (e) {
+      sendProblem(res, e, target.pathname, logError);
+    }
+  }
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const target = parseTarget(req.url);
+    if (target.pathname === GRAPHQL_PATH) return deps.graphql.handleUpgrade(req, socket, head);
+    try {
+      const rc = await admitRequest(req, 'GET', target, true);
+      if (!rc.info.isResourceRequest || rc.info.name) throw new NotFound(`no watch endpoint at ${target.pathname}`);
+      const entry = resolveEntry(deps.registry, rc.info);
+      await upgradeWatch(watchSockets, req, socket, head, rc.operations, entry, target);
+    } catch (e) {
+      const err = toApiError(e);
+      // (An expired resume point is not refused here: the accepted stream ends with ERROR 410.)
+      if (!(e instanceof ApiError) || err.status >= 500) logError(e);
+      rejectUpgrade(socket, err, target.pathname);
+    }
+  }
+
+  return {
+    handle,
+    upgrade,
+    close() {
+      for (const ws of watchSockets.clients) ws.terminate();
+      watchSockets.close();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Routes the platform serves itself (not generated from a model):
+ *   - personal access tokens (CONTRACT §2) at /apis/uc.api.security.svc.run/v1alpha1/personalaccesstokens:
+ *     POST creates one for the caller (201, the object plus a top-level `token`, shown once),
+ *     GET lists or reads the caller's own (never the token text), DELETE …/{name} revokes;
+ *   - permissions (CONTRACT §6) at /apis/api.console.svc.run/v1alpha1/users/-/permissions:
+ *     `{roles, uiPermissions}` of the caller (`-`) or of a named user.
+ * Like every route they run after authorization; the built-in roles grant them (builtin-roles.ts).
+ */
+import type { Caller } from '../auth/identity.js';
+import { userCaller } from '../auth/identity.js';
+import { TOKEN_GROUP, TOKEN_RESOURCE, TOKEN_VERSION, type TokenStore } from '../auth/tokens.js';
+import { MethodNotAllowed, NotFound, Unauthenticated } from '../errors/index.js';
+import { sendJson } from '../errors/http.js';
+import { CONSOLE_GROUP } from '../rbac/builtin-roles.js';
+import type { RequestInfo } from '../request/requestinfo.js';
+import { readJson } from '../rest/body.js';
+import type { RouteHandler } from './routes.js';
+
+export interface PlatformDeps {
+  tokens: TokenStore;
+  describe(caller: Caller): Promise<{ roles: string[]; uiPermissions: string[] }>;
+  userExists(name: string): Promise<boolean>;
+}
+
+function owner(caller: Caller): string {
+  if (!caller.authenticated || caller.via === 'system') throw new Unauthenticated('personal access tokens belong to a logged-in user');
+  return caller.username;
+}
+
+export function platformRoutes(deps: PlatformDeps): (info: RequestInfo) => RouteHandler | undefined {
+  const tokens: RouteHandler = async (req, res, { caller, info, target }) => {
+    const method = req.method ?? 'GET';
+    if (info.subresource) throw new NotFound(`${TOKEN_RESOURCE} has no subresource "${info.subresource}"`);
+    if (!info.name) {
+      if (method === 'GET') return sendJson(res, 200, await deps.tokens.list(owner(caller)));
+      if (method === 'POST') {
+        const { object, token } = await deps.tokens.create(owner(caller), await readJson(req));
+        return sendJson(res, 201, { ...object, token }, { location: `${target.pathname}/${object.metadata.name}`, 'cache-control': 'no-store' });
+      }
+      throw new MethodNotAllowed(`${method} is not allowed on ${TOKEN_RESOURCE}`, ['GET', 'POST']);
+    }
+    if (method === 'GET') return sendJson(res, 200, await deps.tokens.get(owner(caller), info.name));
+    if (method === 'DELETE') return sendJson(res, 200, await deps.tokens.revoke(owner(caller), info.name));
+    throw new MethodNotAllowed(`${method} is not allowed on a personal access token`, ['GET', 'DELETE']);
+  };
+
+  const permissions: RouteHandler = async (req, res, { caller, info }) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowed(`${req.method} is not allowed on permissions`, ['GET']);
+    if (info.name === '-') return sendJson(res, 200, await deps.describe(caller));
+    if (!(await deps.userExists(info.name))) throw new NotFound(`User "${info.name}" not found`);
+    return sendJson(res, 200, await deps.describe(userCaller(info.name, 'basic')));
+  };
+
+  return (info) => {
+    if (info.apiPrefix !== 'apis') return undefined;
+    if (info.apiGroup === TOKEN_GROUP && info.apiVersion === TOKEN_VERSION && info.resource === TOKEN_RESOURCE) return tokens;
+    if (info.apiGroup === CONSOLE_GROUP && info.apiVersion === 'v1alpha1' && info.resource === 'users' && info.subresource === 'permissions') {
+      return permissions;
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * Reads a request body with a size limit. A body over the limit is not kept but still read and
+ * discarded, up to `LIMITS.discardBytes`, before the caller answers 413: a server that stops
+ * reading and closes while the client is still sending makes the client see a reset instead of
+ * the 413. Beyond the discard limit the 413 is sent at once and the connection closed.
+ */
+import type { IncomingMessage } from 'node:http';
+import { PayloadTooLarge } from '../errors/index.js';
+import { LIMITS } from '../limits.js';
+
+export function readBody(req: IncomingMessage, limit = LIMITS.bodyBytes, discardLimit = LIMITS.discardBytes): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const tooLarge = () => new PayloadTooLarge(`the request body exceeds ${limit} bytes (limit: body size ${limit} bytes)`);
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > discardLimit) {
+      req.resume();
+      reject(tooLarge());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    const done = (fn: () => void) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      fn();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        if (size > discardLimit) {
+          done(() => reject(tooLarge()));
+          req.resume(); // keep draining whatever else arrives until the socket closes
+        }
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => done(() => (over ? reject(tooLarge()) : resolve(Buffer.concat(chunks, size))));
+    const onError = (e: Error) => done(() => reject(e));
+    const onClose = () => done(() => reject(over ? tooLarge() : new Error('the client closed the request')));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}

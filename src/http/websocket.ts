@@ -1,0 +1,22 @@
+/**
+ * The WebSocket servers of the gateway (REST watch, graphql-ws): messages from clients are
+ * bounded by LIMITS.wsMessageBytes (a larger one closes the socket with 1009, "message too
+ * big"), and a protocol error on one socket (such as that one) closes that socket instead of
+ * surfacing as an uncaught exception.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { LIMITS } from '../limits.js';
+
+export function boundedWebSocketServer(maxPayload = LIMITS.wsMessageBytes): WebSocketServer {
+  const wss = new WebSocketServer({ noServer: true, maxPayload });
+  const handleUpgrade = wss.handleUpgrade.bind(wss);
+  wss.handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer, done: (ws: WebSocket, req: IncomingMessage) => void) =>
+    handleUpgrade(req, socket, head, (ws, request) => {
+      // ws has already sent the close frame (1009, 1002, …); nothing else to do.
+      ws.on('error', () => undefined);
+      done(ws, request);
+    });
+  return wss;
+}

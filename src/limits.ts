@@ -1,0 +1,104 @@
+/**
+ * Every limit on what a client controls, in one table (README "Limits" documents the same
+ * rows). Modules import the values from here; nothing else hard-codes a limit.
+ *
+ * A few rows can be changed with an environment variable (read once, at start, by
+ * `resolveLimits`); the rest are fixed because the stores and parsers rely on them.
+ */
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+export interface Limits {
+  /** Request body bytes (REST and GraphQL over HTTP) → 413. */
+  bodyBytes: number;
+  /** Bodies up to this size are read and discarded before the 413 is sent (no reset). */
+  discardBytes: number;
+  /** Nesting depth of any JSON document (body, patch, GraphQL variables) → 400. */
+  jsonDepth: number;
+  /** Serialised size of one stored object → 422. */
+  objectBytes: number;
+  /** Labels per object → 422. */
+  labels: number;
+  /** Annotations per object → 422. */
+  annotations: number;
+  /** Total bytes of annotation keys and values of one object → 422. */
+  annotationBytes: number;
+  /** Finalizers per object → 422. */
+  finalizers: number;
+  /** Characters of one labelSelector/fieldSelector value, and of all of them together → 400. */
+  selectorChars: number;
+  /** Terms of all label and field selectors of a request together → 400. */
+  selectorTerms: number;
+  /** `sort` keys of one request → 400. */
+  sortKeys: number;
+  /** Largest `size` (page size) → 400. */
+  pageSize: number;
+  /** Items of a list without `size` → 400 asking for `size`. */
+  unpagedItems: number;
+  /** Serialised bytes of a list without `size` → 400 asking for `size`. */
+  unpagedBytes: number;
+  /** One WebSocket message from a client (REST watch, graphql-ws) → close 1009. */
+  wsMessageBytes: number;
+  /** Concurrent watches (REST WebSocket/ndjson and GraphQL subscriptions) per user → 429. */
+  watchesPerUser: number;
+  /** Concurrent TCP connections from one client address → 429 and close. */
+  connectionsPerAddress: number;
+  /** Deadline of every store operation → 503. */
+  storeTimeoutMs: number;
+  /** Time to receive the request headers → 408. */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request, body included → 408. */
+  requestTimeoutMs: number;
+  /** Idle keep-alive connection between requests → closed. */
+  keepAliveTimeoutMs: number;
+  /** Request line plus headers, bytes (Node's maxHeaderSize; a longer URL gets 431). */
+  headerBytes: number;
+}
+
+export const LIMITS: Readonly<Limits> = Object.freeze({
+  bodyBytes: 3 * MiB,
+  discardBytes: 64 * MiB,
+  jsonDepth: 64,
+  objectBytes: 1 * MiB,
+  labels: 64,
+  annotations: 64,
+  annotationBytes: 256 * KiB,
+  finalizers: 32,
+  selectorChars: 4096,
+  selectorTerms: 64,
+  sortKeys: 8,
+  pageSize: 10_000,
+  unpagedItems: 10_000,
+  unpagedBytes: 32 * MiB,
+  wsMessageBytes: 1 * MiB,
+  watchesPerUser: 100,
+  connectionsPerAddress: 256,
+  storeTimeoutMs: 5000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5000,
+  headerBytes: 16 * KiB,
+});
+
+/** Environment variables that override a row. */
+export const LIMIT_ENV: Partial<Record<keyof Limits, string>> = {
+  storeTimeoutMs: 'SVC_STORE_TIMEOUT_MS',
+  connectionsPerAddress: 'SVC_MAX_CONNECTIONS_PER_ADDRESS',
+  watchesPerUser: 'SVC_MAX_WATCHES_PER_USER',
+  headersTimeoutMs: 'SVC_HEADERS_TIMEOUT_MS',
+  requestTimeoutMs: 'SVC_REQUEST_TIMEOUT_MS',
+};
+
+/** The limits in force: defaults, then environment overrides, then explicit ones (tests). */
+export function resolveLimits(env: NodeJS.ProcessEnv = process.env, explicit: Partial<Limits> = {}): Limits {
+  const out: Limits = { ...LIMITS };
+  for (const [key, name] of Object.entries(LIMIT_ENV) as [keyof Limits, string][]) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+    out[key] = n;
+  }
+  return { ...out, ...explicit };
+}

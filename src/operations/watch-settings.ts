@@ -1,0 +1,33 @@
+/**
+ * Tunables of watch streams (REST, ndjson, GraphQL subscriptions). Defaults suit production;
+ * tests and benchmarks shorten them with `configureWatch`.
+ */
+export interface WatchSettings {
+  /** A BOOKMARK event carrying the latest position is sent at this interval. */
+  bookmarkMs: number;
+  /** The caller's `watch` right is checked again at this interval; a revoked right ends the stream (ERROR 403). */
+  recheckMs: number;
+  /** WebSocket ping interval; a socket that did not answer the previous ping is dropped. */
+  pingMs: number;
+  /** A consumer whose unsent data stays above this many bytes for `stallMs` is cut off (ERROR 503). */
+  softBufferBytes: number;
+  stallMs: number;
+  /** A consumer whose unsent data exceeds this many bytes is cut off at once (ERROR 503). */
+  hardBufferBytes: number;
+}
+
+const DEFAULTS: WatchSettings = {
+  bookmarkMs: 10_000,
+  recheckMs: 1000,
+  pingMs: 30_000,
+  softBufferBytes: 1 << 20,
+  stallMs: 1000,
+  hardBufferBytes: 8 << 20,
+};
+
+export const watchSettings: WatchSettings = { ...DEFAULTS };
+
+/** Changes settings for watches opened afterwards; `configureWatch()` restores the defaults. */
+export function configureWatch(s: Partial<WatchSettings> = DEFAULTS): void {
+  Object.assign(watchSettings, s === DEFAULTS ? DEFAULTS : s);
+}

@@ -1,0 +1,72 @@
+/**
+ * The optional code entry of a plugin: `index.js`, `index.mjs` or `index.ts`, whose default
+ * export is `{models?, routes?, graphql?, start?, stop?}` (CONTRACT §7). The module is imported
+ * afresh whenever its file changed, so a plugin updated on disk is picked up by stop + start.
+ */
+import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ModelDeclaration } from '../registry/model.js';
+import { isPlainObject } from '../registry/object.js';
+import type { RouteHandler } from './custom-routes.js';
+import type { GraphQLExtension } from './graphql-extension.js';
+import type { PluginContext } from './plugin-context.js';
+import { PluginError } from './manifest.js';
+
+export interface RouteDeclaration {
+  method: string;
+  /** `/apis/<group>/<version>/…`; `{param}` marks a path parameter. */
+  path: string;
+  handler: RouteHandler;
+}
+
+export interface PluginCode {
+  models?: ModelDeclaration[];
+  routes?: RouteDeclaration[];
+  graphql?: GraphQLExtension;
+  /** Called last on start (after models, indexes, routes and bundle objects); throw to fail. */
+  start?: (ctx: PluginContext) => void | Promise<void>;
+  /** Called first on stop. */
+  stop?: (ctx: PluginContext) => void | Promise<void>;
+}
+
+export const CODE_ENTRIES = ['index.js', 'index.mjs', 'index.ts'];
+
+export function codeEntry(dir: string): string | undefined {
+  return CODE_ENTRIES.map((f) => join(dir, f)).find((f) => existsSync(f));
+}
+
+export async function loadCode(dir: string): Promise<PluginCode | undefined> {
+  const file = codeEntry(dir);
+  if (!file) return undefined;
+  let mod: { default?: unknown };
+  try {
+    const url = pathToFileURL(resolve(file));
+    url.searchParams.set('t', String(Math.trunc((await stat(file)).mtimeMs)));
+    mod = (await import(url.href)) as { default?: unknown };
+  } catch (e) {
+    throw new PluginError(`${file}: cannot load: ${(e as Error).message}`);
+  }
+  const code = mod.default ?? {};
+  if (!isPlainObject(code)) throw new PluginError(`${file}: the default export must be an object {models, routes, graphql, start, stop}`);
+  for (const k of Object.keys(code)) {
+    if (!['models', 'routes', 'graphql', 'start', 'stop'].includes(k)) {
+      throw new PluginError(`${file}: unknown export field "${k}" (models, routes, graphql, start, stop)`);
+    }
+  }
+  if (code.models !== undefined && (!Array.isArray(code.models) || !code.models.every(isPlainObject))) {
+    throw new PluginError(`${file}: models must be a list of model declarations`);
+  }
+  if (code.routes !== undefined && !Array.isArray(code.routes)) throw new PluginError(`${file}: routes must be a list`);
+  (code.routes as unknown[] | undefined)?.forEach((r, i) => {
+    if (!isPlainObject(r) || typeof r.handler !== 'function') {
+      throw new PluginError(`${file}: routes[${i}] must be {method, path, handler} with a handler function`);
+    }
+  });
+  for (const fn of ['start', 'stop'] as const) {
+    if (code[fn] !== undefined && typeof code[fn] !== 'function') throw new PluginError(`${file}: ${fn} must be a function`);
+  }
+  if (code.graphql !== undefined && !isPlainObject(code.graphql)) throw new PluginError(`${file}: graphql must be an object`);
+  return code as PluginCode;
+}

@@ -1,0 +1,61 @@
+/**
+ * The client a plugin's code uses for its models. `forCaller` acts as the caller of a custom
+ * route (every call goes through the operations layer and its RBAC check, so a handler can
+ * never do more than its caller may); `privileged` acts as the plugin itself and is for code
+ * that enforces its own rules (e.g. ownership) or runs outside a request (`start`, `stop`).
+ */
+import { NotFound } from '../errors/index.js';
+import * as ops from '../operations/index.js';
+import type { ListResult, OperationContext, PatchType } from '../operations/types.js';
+import type { Caller } from '../rbac/authorizer.js';
+import { systemContext } from '../rbac/system.js';
+import type { ApiObject } from '../registry/object.js';
+import type { ModelEntry, Registry } from '../registry/registry.js';
+
+export interface ListQuery {
+  page?: number;
+  size?: number;
+  sort?: string[];
+  labelSelector?: string[];
+  fieldSelector?: string[];
+}
+
+export interface ModelClient {
+  get(plural: string, name: string): Promise<ApiObject>;
+  list(plural: string, query?: ListQuery): Promise<ListResult>;
+  create(plural: string, object: unknown): Promise<ApiObject>;
+  update(plural: string, name: string, object: unknown): Promise<ApiObject>;
+  patch(plural: string, name: string, patch: unknown, type?: PatchType): Promise<ApiObject>;
+  delete(plural: string, name: string): Promise<ApiObject>;
+  updateStatus(plural: string, name: string, status: unknown): Promise<ApiObject>;
+}
+
+/** A caller standing for the plugin's own code. */
+export const pluginCaller = (plugin: string): Caller => systemContext(`plugin:${plugin}`).caller;
+
+export function createModelClient(registry: Registry, plugin: string, ctx: OperationContext): ModelClient {
+  const entry = (plural: string): ModelEntry => {
+    const e = registry.ofPlugin(plugin).find((x) => x.model.plural === plural);
+    if (!e) throw new NotFound(`plugin "${plugin}" has no model "${plural}"`);
+    return e;
+  };
+  return {
+    get: (plural, name) => ops.getObject(ctx, entry(plural), name),
+    list: (plural, q = {}) =>
+      ops.listObjects(ctx, entry(plural), {
+        page: q.page,
+        size: q.size,
+        sort: q.sort ?? [],
+        labelSelector: q.labelSelector ?? [],
+        fieldSelector: q.fieldSelector ?? [],
+      }),
+    create: (plural, object) => ops.createObject(ctx, entry(plural), object),
+    update: (plural, name, object) => ops.updateObject(ctx, entry(plural), name, object),
+    patch: (plural, name, patch, type = 'merge') => ops.patchObject(ctx, entry(plural), name, patch, type),
+    delete: (plural, name) => ops.deleteObject(ctx, entry(plural), name),
+    updateStatus: (plural, name, status) => ops.updateStatus(ctx, entry(plural), name, status),
+  };
+}
+
+/** The plugin's own code acting unrestricted: a named system context (rbac/system.ts). */
+export const privilegedContext = (plugin: string): OperationContext => systemContext(`plugin:${plugin}`);

@@ -1,0 +1,74 @@
+/**
+ * Serves one matched custom route: the caller (already authenticated) must be allowed by the
+ * authorizer on the request's attributes (a resource request when the path has the resource
+ * shape, otherwise a non-resource request on the path); then the handler runs with
+ * `ctx.client` acting as the caller. Nothing but the super administrator passes by default:
+ * role templates grant the rest (CONTRACT §6, §7).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { ApiError, Forbidden, Internal } from '../errors/index.js';
+import type { Authorizer, Caller } from '../rbac/authorizer.js';
+import type { Registry } from '../registry/registry.js';
+import type { RequestInfo } from '../request/requestinfo.js';
+import { sendFetchResponse, toFetchRequest, type RouteMatch } from './custom-routes.js';
+import { createModelClient, privilegedContext } from './model-client.js';
+
+export interface ServeRouteOptions {
+  route: RouteMatch;
+  info: RequestInfo;
+  caller: Caller;
+  authorizer: Authorizer;
+  registry: Registry;
+  log: Logger;
+}
+
+export async function serveCustomRoute(req: IncomingMessage, res: ServerResponse, o: ServeRouteOptions): Promise<void> {
+  const { info, caller, authorizer, registry } = o;
+  const plugin = o.route.route.plugin;
+  const decision = await authorizer.authorize({
+    caller,
+    verb: info.verb,
+    isResourceRequest: info.isResourceRequest,
+    apiGroup: info.apiGroup,
+    apiVersion: info.apiVersion,
+    resource: info.resource,
+    subresource: info.subresource,
+    name: info.name,
+    path: info.path,
+  });
+  if (!decision.allowed) {
+    throw new Forbidden(
+      info.isResourceRequest
+        ? `user "${caller.username}" cannot ${info.verb} ${info.subresource ? `${info.resource}/${info.subresource}` : info.resource} in ${info.apiGroup}/${info.apiVersion}`
+        : `user "${caller.username}" cannot ${info.verb} path "${info.path}"`,
+    );
+  }
+  const log = o.log.child({ plugin });
+  const request = toFetchRequest(req, `http://${req.headers.host ?? 'localhost'}`);
+  let response: Response;
+  try {
+    response = await o.route.route.handler(request, {
+      plugin,
+      log,
+      params: o.route.params,
+      user: caller,
+      client: createModelClient(registry, plugin, { caller, authorizer }),
+      privileged: createModelClient(registry, plugin, privilegedContext(plugin)),
+    });
+    if (!(response instanceof Response)) throw new Error('the handler did not return a Response');
+  } catch (e) {
+    // ApiErrors thrown by the client (403 from RBAC, 404, 409, 422…) keep their status.
+    if (e instanceof ApiError) throw e;
+    log.error({ err: (e as Error).message }, 'custom route handler failed');
+    throw new Internal();
+  }
+  try {
+    await sendFetchResponse(res, response, req.method === 'HEAD');
+  } catch (e) {
+    // The headers are out; all we can do is cut the connection.
+    log.warn({ err: (e as Error).message }, 'custom route response stream failed');
+    res.destroy();
+  }
+}
+

@@ -1,0 +1,49 @@
+/**
+ * What a store adapter provides to the shared feed layer: the durable, ordered change log of one
+ * model in the database (the way the Kubernetes cacher reads `storage.Interface`). Positions are
+ * decimal integers assigned by the database; every gateway process sharing the database sees the
+ * same positions in the same order.
+ */
+import { StoreError } from '../errors.js';
+import type { ChangeEvent } from '../types.js';
+
+export interface ChangeLog {
+  /**
+   * Up to `limit` committed changes after position `after`, in position order. The answer is
+   * always a gap-free prefix: it stops before a position whose write is still in progress (a
+   * "hole"), so a later read continues exactly there.
+   */
+  read(after: bigint, limit: number): Promise<ChangeEvent[]>;
+  /** A position such that every change at or before it is committed (or aborted) and readable. */
+  head(): Promise<bigint>;
+  /** Rejects with StoreError `Expired` unless the feed still holds every change after `from`. */
+  check(from: bigint): Promise<void>;
+}
+
+/** How much history a feed keeps: at most `maxEvents` changes per model, none older than `maxAgeMs`. */
+export interface FeedRetention {
+  maxEvents: number;
+  maxAgeMs: number;
+}
+
+export const DEFAULT_RETENTION: FeedRetention = { maxEvents: 100_000, maxAgeMs: 24 * 3600_000 };
+
+/** `SVC_FEED_RETENTION_EVENTS` and `SVC_FEED_RETENTION_SECONDS` override the defaults. */
+export function retentionFromEnv(env: NodeJS.ProcessEnv = process.env): FeedRetention {
+  const num = (v: string | undefined, fallback: number) => {
+    const n = Number(v);
+    return v !== undefined && v !== '' && Number.isFinite(n) && n > 0 ? n : fallback;
+  };
+  return {
+    maxEvents: Math.floor(num(env.SVC_FEED_RETENTION_EVENTS, DEFAULT_RETENTION.maxEvents)),
+    maxAgeMs: num(env.SVC_FEED_RETENTION_SECONDS, DEFAULT_RETENTION.maxAgeMs / 1000) * 1000,
+  };
+}
+
+/** The numeric value of a position string, or undefined when it is not one. */
+export function parsePosition(rv: string): bigint | undefined {
+  return /^\d{1,20}$/.test(rv) ? BigInt(rv) : undefined;
+}
+
+export const expired = (rv: string, why = 'is older than the change feed keeps or unknown') =>
+  new StoreError('Expired', `resourceVersion "${rv}" ${why}; list again and watch from its resourceVersion`);

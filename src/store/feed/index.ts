@@ -1,0 +1,10 @@
+/** The change-feed layer shared by both adapters (see shared-feed.ts). */
+export { SharedFeed, type SharedFeedOptions } from './shared-feed.js';
+export {
+  DEFAULT_RETENTION,
+  expired,
+  parsePosition,
+  retentionFromEnv,
+  type ChangeLog,
+  type FeedRetention,
+} from './change-log.js';

@@ -1,0 +1,495 @@
+/**
+ * The MongoDB change feed. Needs neither transactions nor change streams, so it runs the same
+ * on a standalone server, a replica set, a sharded cluster and FerretDB.
+ *
+ * Entries: one document per change in `feed.<group>.<version>.<plural>.<segment>`,
+ *   { _id: 20-digit position, s: 'p'ending | 'c'ommitted | 'a'borted, t: type, n: name,
+ *     o: object (new state; last state for DELETED), b: previous state, pf: feed position of the
+ *     state the write replaced, g: incarnation, w: writer id, at: Date }
+ * Segments hold SEGMENT consecutive positions each, so every query touches one small collection
+ * (FerretDB answers a query by scanning its collection) and retention drops whole segments.
+ *
+ * Positions are dense and assigned by the database: a writer inserts `_id = known + 1`, where
+ * `known` is a position known to exist; the insert of an `_id` is atomic everywhere, so exactly
+ * one writer gets each position, and on a duplicate it tries the next one.
+ *
+ * Pending-entry protocol (writes in model-store order):
+ *   1. insert the entry as pending (this allocates the position);
+ *   2. write the object (compare-and-set), stamping it with `f = position`;
+ *   3. confirm the entry (or mark it aborted when the object write failed).
+ * Readers walk positions in order and stop at a pending entry (the "hole"): a later position
+ * that committed first is never delivered before it. A pending entry whose writer is dead (its
+ * lease in `_svc_feed` stopped moving, e.g. after kill -9) is repaired by any reader: the write
+ * happened if the object carries `f = position`, or a later entry replaced that state
+ * (`pf = position`), or (for a delete) the object is gone and no other delete of that state
+ * exists. A live writer never writes an object while its own lease is stale, so a repair cannot
+ * race the writer it judges.
+ *
+ * `_svc_feed` also holds per model a head hint (`head:<key>`, a recent position) and the retention
+ * floor (`floor:<key>`: positions at or below it are gone).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import { StoreError } from '../errors.js';
+import { expired, type ChangeLog, type FeedRetention } from '../feed/index.js';
+import type { ApiObject } from '../object.js';
+import type { ChangeEvent, WatchEventType } from '../types.js';
+import { decodeObject, encodeObject, type EncodedObject, type StoredDoc } from './document.js';
+import { guard, isDuplicateKey } from './errors.js';
+
+export const FEED_META = '_svc_feed';
+/** Positions per segment collection (default). */
+export const SEGMENT = 1024n;
+const LEASE_REFRESH_MS = 1000;
+/** A writer whose own lease is older than this does not write objects. */
+const LEASE_SELF_STALE_MS = 3000;
+/** A lease that has not moved for this long (observed locally) belongs to a dead writer. */
+const LEASE_DEAD_MS = 6000;
+/** A missing position below existing ones for this long is filled as aborted (its writer gave up or died). */
+const HOLE_MS = 3000;
+
+interface FeedDoc {
+  _id: string;
+  s: 'p' | 'c' | 'a';
+  t: WatchEventType;
+  n: string;
+  o: EncodedObject;
+  b?: EncodedObject;
+  pf?: string | null;
+  g: string;
+  w: string;
+  at: Date;
+}
+
+interface MetaDoc {
+  _id: string;
+  n?: number;
+  at?: Date;
+}
+
+export const pad = (p: bigint): string => p.toString().padStart(20, '0');
+
+/** One per store: the process's writer identity and its lease. */
+export class FeedWriter {
+  readonly id = randomBytes(8).toString('hex');
+  private lastRenewed = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly meta: Collection<MetaDoc>;
+  /** Entries whose confirm/abort failed; retried with every lease renewal. */
+  readonly unresolved = new Map<string, { coll: Collection<FeedDoc>; s: 'c' | 'a' }>();
+
+  constructor(db: Db) {
+    this.meta = db.collection<MetaDoc>(FEED_META);
+  }
+
+  /** Resolves when this process may write objects (its lease is fresh). */
+  async ready(): Promise<void> {
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.renew(), LEASE_REFRESH_MS);
+      this.timer.unref();
+    }
+    if (Date.now() - this.lastRenewed > LEASE_SELF_STALE_MS / 2) await this.renew();
+    if (Date.now() - this.lastRenewed > LEASE_SELF_STALE_MS) {
+      throw new StoreError('Unavailable', 'the change feed lease cannot be renewed');
+    }
+  }
+
+  /** True while the lease is fresh enough to write an object. */
+  fresh(): boolean {
+    return Date.now() - this.lastRenewed <= LEASE_SELF_STALE_MS;
+  }
+
+  private async renew(): Promise<void> {
+    const started = Date.now();
+    try {
+      await this.meta.updateOne({ _id: `writer:${this.id}` }, { $set: { at: new Date() } }, { upsert: true });
+      this.lastRenewed = started;
+    } catch {
+      return;
+    }
+    for (const [id, u] of this.unresolved) {
+      try {
+        await u.coll.updateOne({ _id: id, s: 'p' }, { $set: { s: u.s } });
+        this.unresolved.delete(id);
+      } catch {
+        break;
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.meta.deleteOne({ _id: `writer:${this.id}` }).catch(() => undefined);
+  }
+}
+
+export interface ChangeIntent {
+  type: WatchEventType;
+  name: string;
+  /** New state (last state for DELETED). */
+  object: ApiObject;
+  previous?: ApiObject;
+  /** Feed position of the state this write replaces (`f` of the stored document). */
+  pf: string | null;
+  g: string;
+}
+
+export class MongoChangeLog implements ChangeLog {
+  private readonly meta: Collection<MetaDoc>;
+  /** The highest position known to exist. */
+  private known = 0n;
+  private knownAt = 0;
+  /** The highest position handed to a local writer (concurrent local writes take distinct ones). */
+  private reserved = 0n;
+  /** Missing positions seen below existing ones: when first seen (local clock). */
+  private readonly holes = new Map<string, number>();
+  /** Every position at or below this is resolved (read by read()/head()). */
+  private resolved = 0n;
+  private floorCache = { n: 0n, at: 0 };
+  /** Lease observations of other writers: value last seen and when (local clock). */
+  private readonly leases = new Map<string, { at: number; since: number }>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly key: string,
+    private readonly base: string,
+    private readonly objects: Collection<StoredDoc>,
+    private readonly writer: FeedWriter,
+    private readonly retention: FeedRetention,
+    private readonly seg: bigint = SEGMENT,
+  ) {
+    this.meta = db.collection<MetaDoc>(FEED_META);
+  }
+
+  private segmentOf(p: bigint): bigint {
+    return p / this.seg;
+  }
+
+  private segment(seg: bigint): Collection<FeedDoc> {
+    return this.db.collection<FeedDoc>(`${this.base}.${seg}`);
+  }
+
+  private coll(p: bigint): Collection<FeedDoc> {
+    return this.segment(this.segmentOf(p));
+  }
+
+  // ----- writer side ------------------------------------------------------------------------
+
+  /** Step 1: allocates a position for the change and records it as pending. */
+  async begin(c: ChangeIntent): Promise<string> {
+    await this.writer.ready();
+    let p = await this.candidate();
+    for (let dups = 0; ; dups++) {
+      const doc: FeedDoc = {
+        _id: pad(p),
+        s: 'p',
+        t: c.type,
+        n: c.name,
+        o: encodeObject(c.object),
+        pf: c.pf,
+        g: c.g,
+        w: this.writer.id,
+        at: new Date(),
+      };
+      if (c.previous && c.type === 'MODIFIED') doc.b = encodeObject(c.previous);
+      try {
+        await guard(() => this.coll(p).insertOne(doc));
+      } catch (e) {
+        if (!isDuplicateKey(e)) throw e;
+        if (this.known < p) this.known = p; // p exists
+        if (dups >= 1) {
+          const hint = await this.hint();
+          if (hint > this.known) this.known = hint;
+        }
+        p = await this.candidate();
+        continue;
+      }
+      if (p > this.known) this.known = p;
+      this.knownAt = Date.now();
+      void this.meta.updateOne({ _id: `head:${this.key}` }, { $max: { n: Number(p) } }, { upsert: true }).catch(() => undefined);
+      if (p % this.seg === 0n) void this.prune(p).catch(() => undefined);
+      if (!this.writer.fresh()) {
+        await this.finish(doc._id, 'a');
+        throw new StoreError('Unavailable', 'the change feed lease cannot be renewed');
+      }
+      return doc._id;
+    }
+  }
+
+  /** Step 3: the object write succeeded (`c`) or did not happen (`a`). */
+  async finish(position: string, s: 'c' | 'a'): Promise<void> {
+    const coll = this.coll(BigInt(position));
+    try {
+      await coll.updateOne({ _id: position, s: 'p' }, { $set: { s } });
+    } catch {
+      this.writer.unresolved.set(position, { coll, s });
+    }
+  }
+
+  /** Whether this process's lease allows writing the object now (step 2 guard). */
+  mayWrite(): boolean {
+    return this.writer.fresh();
+  }
+
+  private async hint(): Promise<bigint> {
+    const h = await guard(() => this.meta.findOne({ _id: `head:${this.key}` }));
+    return h?.n ? BigInt(h.n) : 0n;
+  }
+
+  /**
+   * The next position to try: after every position known to exist and every one already handed
+   * to a local writer. (A position whose writer dies before inserting it is filled as aborted
+   * by readers, see walk(), so a gap below existing positions never blocks the feed for long.)
+   */
+  private async candidate(): Promise<bigint> {
+    if (Date.now() - this.knownAt > LEASE_REFRESH_MS) {
+      this.knownAt = Date.now();
+      const hint = await this.hint();
+      if (hint > this.known) this.known = hint;
+    }
+    this.reserved = (this.known > this.reserved ? this.known : this.reserved) + 1n;
+    return this.reserved;
+  }
+
+  // ----- retention --------------------------------------------------------------------------
+
+  private async floor(fresh = false): Promise<bigint> {
+    if (fresh || Date.now() - this.floorCache.at > 1000) {
+      const f = await guard(() => this.meta.findOne({ _id: `floor:${this.key}` }));
+      this.floorCache = { n: f?.n ? BigInt(f.n) : 0n, at: Date.now() };
+    }
+    return this.floorCache.n;
+  }
+
+  /** Drops whole segments beyond retention (by count and by age); never the newest two. */
+  async prune(head: bigint): Promise<void> {
+    const prefix = `${this.base}.`;
+    const names = await this.db.listCollections({}, { nameOnly: true }).toArray();
+    const segs = names
+      .map((c) => c.name)
+      .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
+      .map((n) => BigInt(n.slice(prefix.length)))
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const headSeg = this.segmentOf(head);
+    const minPos = head - BigInt(this.retention.maxEvents);
+    const oldest = Date.now() - this.retention.maxAgeMs;
+    const drop: bigint[] = [];
+    for (const seg of segs) {
+      if (seg >= headSeg - 1n) break;
+      const end = (seg + 1n) * this.seg - 1n;
+      let old = end <= minPos;
+      if (!old) {
+        const last = await this.segment(seg).find({}).sort({ _id: -1 }).limit(1).toArray();
+        old = !last[0] || new Date(last[0].at).getTime() < oldest;
+      }
+      if (!old) break;
+      drop.push(seg);
+    }
+    if (!drop.length) return;
+    const floor = (drop[drop.length - 1]! + 1n) * this.seg - 1n;
+    await this.meta.updateOne({ _id: `floor:${this.key}` }, { $max: { n: Number(floor) } }, { upsert: true });
+    for (const seg of drop) await this.segment(seg).drop().catch(() => undefined);
+  }
+
+  // ----- reader side ------------------------------------------------------------------------
+
+  async read(after: bigint, limit: number): Promise<ChangeEvent[]> {
+    const out: ChangeEvent[] = [];
+    await this.walk(after, limit, (d) => {
+      if (d.s === 'c') out.push(toEvent(d));
+    });
+    if (!out.length && after < (await this.floor())) throw expired(String(after));
+    return out;
+  }
+
+  async head(): Promise<bigint> {
+    // Start near the newest known position: entries far behind it are resolved (a crashed
+    // writer's pending entry is repaired within seconds by whichever reader meets it).
+    let from = this.resolved;
+    const hint = await this.hint();
+    const near = (this.segmentOf(hint > this.known ? hint : this.known) - 1n) * this.seg - 1n;
+    if (near > from) from = near;
+    const floor = await this.floor();
+    if (floor > from) from = floor;
+    let last = from;
+    for (;;) {
+      const before = last;
+      last = await this.walk(last, 2000, () => undefined);
+      if (last === before) return last;
+    }
+  }
+
+  async check(from: bigint): Promise<void> {
+    const rv = String(from);
+    if (from < (await this.floor(true))) throw expired(rv);
+    if (from === 0n || from <= this.known || from <= this.resolved) return;
+    if (from <= (await this.hint())) return;
+    const at = await guard(() => this.coll(from).findOne({ _id: pad(from) }, { projection: { _id: 1 } }));
+    if (!at) throw expired(rv, 'is not a position of this change feed');
+  }
+
+  /**
+   * Visits resolved entries after `after` in position order (at most `limit`), stopping at the
+   * first hole or unresolvable pending entry. Returns the last resolved position.
+   */
+  private async walk(after: bigint, limit: number, visit: (d: FeedDoc) => void): Promise<bigint> {
+    let cur = after;
+    let n = 0;
+    while (n < limit) {
+      const next = cur + 1n;
+      const docs = await guard(() =>
+        this.coll(next)
+          .find({ _id: { $gte: pad(next) } })
+          .sort({ _id: 1 })
+          .limit(limit - n)
+          .toArray(),
+      );
+      let stopped = false;
+      let refill = false;
+      for (const d of docs) {
+        const p = cur + 1n;
+        if (d._id !== pad(p)) {
+          // A position not yet visible below one that is: its insert is in flight (wait), or
+          // its writer died before inserting it (fill it as aborted after HOLE_MS; a late
+          // writer then gets a duplicate key and takes another position).
+          if (!(await this.fillHole(p))) {
+            stopped = true;
+            break;
+          }
+          cur = p;
+          n++;
+          if (cur > this.resolved) this.resolved = cur;
+          // re-read from here: the document in hand belongs to a later position
+          refill = true;
+          break;
+        }
+        if (d.s === 'p' && !(await this.repair(d))) {
+          stopped = true;
+          break;
+        }
+        visit(d);
+        cur = p;
+        n++;
+        if (cur > this.resolved) this.resolved = cur;
+        if (cur > this.known) this.known = cur;
+      }
+      if (refill) continue;
+      if (docs.length === 0 && !stopped && (await this.holeAcrossSegments(next))) {
+        cur = next;
+        n++;
+        continue;
+      }
+      // Continue into the next segment only when this one was read to its last position.
+      if (stopped || docs.length === 0 || (cur + 1n) % this.seg !== 0n) break;
+    }
+    return cur;
+  }
+
+  private boundaryCheckAt = 0;
+
+  /**
+   * Nothing at `next` or after it in its segment: a hole when the next segment has entries
+   * (checked at most once a second). True when `next` was filled and reading can go on.
+   */
+  private async holeAcrossSegments(next: bigint): Promise<boolean> {
+    if (Date.now() - this.boundaryCheckAt < 1000) return false;
+    this.boundaryCheckAt = Date.now();
+    const later = await guard(() => this.segment(this.segmentOf(next) + 1n).findOne({}, { projection: { _id: 1 } }));
+    if (!later) return false;
+    if (!(await this.fillHole(next))) return false;
+    if (next > this.resolved) this.resolved = next;
+    return true;
+  }
+
+  /** Fills a long-missing position as aborted; true when it is now resolved. */
+  private async fillHole(p: bigint): Promise<boolean> {
+    const id = pad(p);
+    const first = this.holes.get(id);
+    const now = Date.now();
+    if (first === undefined) {
+      if (this.holes.size > 1000) this.holes.clear();
+      this.holes.set(id, now);
+      return false;
+    }
+    if (now - first < HOLE_MS) return false;
+    try {
+      await guard(() =>
+        this.coll(p).insertOne({ _id: id, s: 'a', t: 'ADDED', n: '', o: '', g: '', w: 'hole', at: new Date() }),
+      );
+    } catch (e) {
+      if (!isDuplicateKey(e)) throw e;
+      return false; // its writer inserted it after all: read it next time
+    }
+    this.holes.delete(id);
+    return true;
+  }
+
+  /**
+   * A pending entry: leaves it alone while its writer is alive; otherwise decides whether the
+   * write happened and records the answer. Mutates `d.s`; returns true when resolved.
+   */
+  private async repair(d: FeedDoc): Promise<boolean> {
+    if (d.w === this.writer.id) {
+      const u = this.writer.unresolved.get(d._id);
+      if (!u) return false; // our own write in progress
+      d.s = u.s;
+      return true;
+    }
+    if (!(await this.writerDead(d.w))) return false;
+    const fresh = await guard(() => this.coll(BigInt(d._id)).findOne({ _id: d._id }));
+    if (!fresh) return false;
+    if (fresh.s !== 'p') {
+      d.s = fresh.s;
+      return true;
+    }
+    const s = (await this.happened(d)) ? 'c' : 'a';
+    await guard(() => this.coll(BigInt(d._id)).updateOne({ _id: d._id, s: 'p' }, { $set: { s } }));
+    d.s = s;
+    return true;
+  }
+
+  private async writerDead(w: string): Promise<boolean> {
+    const lease = await guard(() => this.meta.findOne({ _id: `writer:${w}` }));
+    if (!lease?.at) return true;
+    const at = new Date(lease.at).getTime();
+    const seen = this.leases.get(w);
+    const now = Date.now();
+    if (!seen || seen.at !== at) {
+      this.leases.set(w, { at, since: now });
+      return false;
+    }
+    return now - seen.since > LEASE_DEAD_MS;
+  }
+
+  /** Did the object write of a dead writer's pending entry happen? */
+  private async happened(d: FeedDoc): Promise<boolean> {
+    const obj = await guard(() => this.objects.findOne({ _id: d.n }, { projection: { f: 1, g: 1 } }));
+    if (obj?.f === d._id) return true;
+    const p = BigInt(d._id);
+    // A later write replaced the state this entry produced.
+    if (await this.findEntry({ n: d.n, pf: d._id, s: { $ne: 'a' } }, p, p + 4n * this.seg)) return true;
+    if (d.t === 'DELETED' && (!obj || obj.g !== d.g)) {
+      // Gone: deleted by this entry unless another delete of the same state took it.
+      const other = await this.findEntry({ n: d.n, pf: d.pf ?? null, t: 'DELETED', s: { $ne: 'a' }, _id: { $ne: d._id } }, p - 2n * this.seg, p + 4n * this.seg);
+      return !other;
+    }
+    return false;
+  }
+
+  private async findEntry(filter: Record<string, unknown>, from: bigint, to: bigint): Promise<boolean> {
+    const start = from < 0n ? 0n : this.segmentOf(from);
+    for (let seg = start; seg <= this.segmentOf(to); seg++) {
+      if (await guard(() => this.segment(seg).findOne(filter as never, { projection: { _id: 1 } }))) return true;
+    }
+    return false;
+  }
+}
+
+function toEvent(d: FeedDoc): ChangeEvent {
+  const object = decodeObject(d.o);
+  const e: ChangeEvent = { type: d.t, object, resourceVersion: BigInt(d._id).toString() };
+  if (d.t === 'DELETED') e.previous = decodeObject(d.o);
+  else if (d.b !== undefined) e.previous = decodeObject(d.b);
+  return e;
+}

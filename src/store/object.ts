@@ -1,0 +1,29 @@
+/** The shape every stored object has (SPEC.md "Custom model"). `spec`/`status` are model-defined. */
+export interface ObjectMeta {
+  name: string;
+  generateName?: string;
+  /** RFC 3339 UTC, set on create, never changed. */
+  creationTimestamp?: string;
+  /** Optimistic-lock version: 1 on create, +1 on every write. */
+  version?: number;
+  /** Set by DELETE only. */
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export interface ApiObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec?: unknown;
+  status?: unknown;
+  [extra: string]: unknown;
+}
+
+export const deepClone = <T>(v: T): T => structuredClone(v);
+
+/** A JSON object (not null, not an array). */
+export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,0 +1,74 @@
+/** Watch clients for the tests: a REST WebSocket watcher that records every event. */
+import WebSocket from 'ws';
+import { BenchChild } from '../../bench/lib/children.js';
+import type { GatewayChildConfig } from '../../bench/lib/gateway-child.js';
+import { ADMIN, adminAuth, call } from '../helpers/gateway.js';
+import { join } from 'node:path';
+
+export const PERSONS = '/apis/people.example.com/v1alpha1/persons';
+export const MERGE = { 'content-type': 'application/merge-patch+json' };
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Watcher {
+  ws: WebSocket;
+  events: any[];
+  opened: Promise<void>;
+  closed: Promise<number>;
+  /** Waits until `pred(events)` holds (polling), or throws after `timeoutMs`. */
+  until(pred: (events: any[]) => boolean, what?: string, timeoutMs?: number): Promise<any[]>;
+  /** Events other than BOOKMARK. */
+  changes(): any[];
+  close(): void;
+}
+
+export function openWatch(gw: { url: string }, query = '', headers: Record<string, string> = { authorization: adminAuth }, path = PERSONS): Watcher {
+  const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}${path}${query}`, { headers });
+  const events: any[] = [];
+  ws.on('message', (data) => events.push(JSON.parse(String(data))));
+  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.on('open', () => resolve());
+    ws.on('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    ws.on('error', reject);
+  });
+  opened.catch(() => undefined);
+  return {
+    ws,
+    events,
+    opened,
+    closed,
+    async until(pred, what = 'events', timeoutMs = 15_000) {
+      const end = Date.now() + timeoutMs;
+      while (!pred(events)) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name, e.resourceVersion]))}`);
+        await sleep(20);
+      }
+      return events;
+    },
+    changes: () => events.filter((e) => e.type !== 'BOOKMARK'),
+    close: () => ws.close(),
+  };
+}
+
+export const person = (name: string, labels: Record<string, string> = {}, age = 30) => ({
+  metadata: { name, labels },
+  spec: { name, age },
+});
+
+/** POST/PATCH/DELETE that must succeed; returns the object. */
+export async function write(gw: { url: string }, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const r = await call(gw, method, path, body, { authorization: adminAuth, ...headers });
+  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** A gateway in a child process (the benchmark's gateway child) on the same database. */
+export function startGatewayProcess(c: { dataDir: string; mongodbUrl?: string }): Promise<BenchChild> {
+  const cfg: GatewayChildConfig = {
+    dataDir: c.dataDir,
+    mongodbUrl: c.mongodbUrl,
+    pluginsDir: join(import.meta.dirname, '../../plugins'),
+    adminPassword: ADMIN.password,
+  };
+  return BenchChild.start('gateway-2', 'gateway-child.ts', cfg, [], 120_000);
+}
