@@ -320,6 +320,29 @@ export class MongoChangeLog implements ChangeLog {
     }
   }
 
+  /**
+   * The highest position present in the log, pending entries included. A writer inserts its
+   * pending entry before it writes the object (step 1 before step 2), so every object write a
+   * read may already see has a position at or below this one, even while `head()` still stops
+   * at its unconfirmed entry.
+   */
+  async horizon(): Promise<bigint> {
+    const hint = await this.hint();
+    let top = hint > this.known ? hint : this.known;
+    if (this.resolved > top) top = this.resolved;
+    // The hint is updated after the insert, without waiting: look further in the log itself.
+    // Segments fill in order, so the walk ends at the first empty one.
+    for (let seg = this.segmentOf(top); ; seg++) {
+      const last = await guard(() =>
+        this.segment(seg).find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).toArray(),
+      );
+      if (!last[0]) break;
+      const p = BigInt(last[0]._id);
+      if (p > top) top = p;
+    }
+    return top;
+  }
+
   async check(from: bigint): Promise<void> {
     const rv = String(from);
     if (from < (await this.floor(true))) throw expired(rv);

@@ -299,6 +299,10 @@ class MongoModelStore implements ModelStore {
     return guard(() => this.feed.resourceVersion());
   }
 
+  horizon(): Promise<string> {
+    return guard(() => this.feed.horizon());
+  }
+
   watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost): Promise<Unsubscribe> {
     return guard(() => this.feed.subscribe(from, onEvent, onLost));
   }
