@@ -47,6 +47,8 @@ const LEASE_SELF_STALE_MS = 3000;
 const LEASE_DEAD_MS = 6000;
 /** A missing position below existing ones for this long is filled as aborted (its writer gave up or died). */
 const HOLE_MS = 3000;
+/** The shared head hint (`head:<key>`) is moved at most this often per process. */
+const HINT_MS = 200;
 
 interface FeedDoc {
   _id: string;
@@ -199,15 +201,16 @@ export class MongoChangeLog implements ChangeLog {
         if (!isDuplicateKey(e)) throw e;
         if (this.known < p) this.known = p; // p exists
         if (dups >= 1) {
-          const hint = await this.hint();
-          if (hint > this.known) this.known = hint;
+          // Another process is ahead: jump to the top of the log instead of walking up to it.
+          const top = await this.top(p);
+          if (top > this.known) this.known = top;
         }
         p = await this.candidate();
         continue;
       }
       if (p > this.known) this.known = p;
       this.knownAt = Date.now();
-      void this.meta.updateOne({ _id: `head:${this.key}` }, { $max: { n: Number(p) } }, { upsert: true }).catch(() => undefined);
+      this.moveHint(p);
       if (p % this.seg === 0n) void this.prune(p).catch(() => undefined);
       if (!this.writer.fresh()) {
         await this.finish(doc._id, 'a');
@@ -230,6 +233,50 @@ export class MongoChangeLog implements ChangeLog {
   /** Whether this process's lease allows writing the object now (step 2 guard). */
   mayWrite(): boolean {
     return this.writer.fresh();
+  }
+
+  /** Head hint updates: at most one in flight and one per HINT_MS (not one round trip per write). */
+  private hintBusy = false;
+  private hintAt = 0;
+  private hintWant = 0n;
+
+  private moveHint(p: bigint): void {
+    if (p > this.hintWant) this.hintWant = p;
+    if (this.hintBusy || Date.now() - this.hintAt < HINT_MS) {
+      if (!this.hintTimer && !this.hintBusy) {
+        this.hintTimer = setTimeout(() => {
+          this.hintTimer = undefined;
+          this.moveHint(this.hintWant);
+        }, HINT_MS);
+        this.hintTimer.unref();
+      }
+      return;
+    }
+    this.hintBusy = true;
+    this.hintAt = Date.now();
+    const n = Number(this.hintWant);
+    void this.meta
+      .updateOne({ _id: `head:${this.key}` }, { $max: { n } }, { upsert: true })
+      .catch(() => undefined)
+      .finally(() => {
+        this.hintBusy = false;
+      });
+  }
+
+  private hintTimer: NodeJS.Timeout | undefined;
+
+  /** The highest position present in the log, looking from `from`'s segment on. */
+  private async top(from: bigint): Promise<bigint> {
+    let top = from;
+    for (let seg = this.segmentOf(from); ; seg++) {
+      const last = await guard(() =>
+        this.segment(seg).find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).toArray(),
+      );
+      if (!last[0]) break;
+      const p = BigInt(last[0]._id);
+      if (p > top) top = p;
+    }
+    return top;
   }
 
   private async hint(): Promise<bigint> {
@@ -328,19 +375,11 @@ export class MongoChangeLog implements ChangeLog {
    */
   async horizon(): Promise<bigint> {
     const hint = await this.hint();
-    let top = hint > this.known ? hint : this.known;
-    if (this.resolved > top) top = this.resolved;
-    // The hint is updated after the insert, without waiting: look further in the log itself.
-    // Segments fill in order, so the walk ends at the first empty one.
-    for (let seg = this.segmentOf(top); ; seg++) {
-      const last = await guard(() =>
-        this.segment(seg).find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).toArray(),
-      );
-      if (!last[0]) break;
-      const p = BigInt(last[0]._id);
-      if (p > top) top = p;
-    }
-    return top;
+    let from = hint > this.known ? hint : this.known;
+    if (this.resolved > from) from = this.resolved;
+    // The hint lags (it is moved at most every HINT_MS, without waiting): look further in the
+    // log itself. Segments fill in order, so the walk ends at the first empty one.
+    return this.top(from);
   }
 
   async check(from: bigint): Promise<void> {

@@ -236,15 +236,17 @@ class MongoModelStore implements ModelStore {
   private doCreate(obj: ApiObject): Promise<ApiObject> {
     return guard(async () => {
       const g = newIncarnation();
-      const f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
-      const doc = toDoc(this.model, obj, g, f);
-      let acquired;
+      const doc = toDoc(this.model, obj, g);
+      // Unique values first: a create that loses a value never touches the feed.
+      const acquired = await this.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(this.model, doc));
+      let f: string;
       try {
-        acquired = await this.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(this.model, doc));
+        f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
       } catch (e) {
-        await this.log.finish(f, 'a');
+        await this.claims.releaseAcquired(acquired);
         throw e;
       }
+      doc.f = f;
       try {
         this.leaseHeld();
         await this.objects.insertOne(doc);
@@ -276,22 +278,24 @@ class MongoModelStore implements ModelStore {
       if (!current) throw notFound(name);
       if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
 
-      const f = await this.log.begin({
-        type: 'MODIFIED',
-        name,
-        object: obj,
-        previous: fromDoc(current),
-        pf: current.f ?? null,
-        g: current.g,
-      });
-      const doc = toDoc(this.model, obj, current.g, f);
-      let acquired;
+      const doc = toDoc(this.model, obj, current.g);
+      // Unique values first: an update that loses a value never touches the feed.
+      const acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(this.model, doc));
+      let f: string;
       try {
-        acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(this.model, doc));
+        f = await this.log.begin({
+          type: 'MODIFIED',
+          name,
+          object: obj,
+          previous: fromDoc(current),
+          pf: current.f ?? null,
+          g: current.g,
+        });
       } catch (e) {
-        await this.log.finish(f, 'a');
+        await this.claims.releaseAcquired(acquired);
         throw e;
       }
+      doc.f = f;
       // Compare-and-set: replaces only the version we read (and the same incarnation).
       const { _id, ...replacement } = doc;
       let replaced: true | null;
