@@ -85,6 +85,9 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
   const cfg: GatewayChildConfig = { dataDir: o.dataDir, mongodbUrl: o.mongodbUrl, pluginsDir: o.pluginsDir, adminPassword: o.adminPassword };
   const rows: WatchRow[] = [];
   const notes: string[] = [];
+  // 1,000 watches of one user from one address: above the default per-user and per-address caps.
+  process.env.SVC_MAX_WATCHES_PER_USER ??= String(o.watchers + 100);
+  process.env.SVC_MAX_CONNECTIONS_PER_ADDRESS ??= String(o.watchers + 1000);
   const watched = await BenchChild.start('watched gateway', 'gateway-child.ts', cfg, ['--expose-gc']);
   let writing: BenchChild | undefined;
   let clients: BenchChild | undefined;
@@ -200,12 +203,21 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
     const keys: string[] = [];
     const inflight: Promise<void>[] = [];
     let failed = 0;
+    let skipped = 0;
+    let open = 0;
     const t0 = now();
     for (let sent = 0, tick = 0; sent < total; tick++) {
       const due = Math.min(total, Math.round((tick + 1) * perTick));
       for (; sent < due; sent++) {
+        // Open loop, but never more than 256 writes in flight: beyond that a write is not sent.
+        if (open >= 256) {
+          skipped++;
+          continue;
+        }
+        open++;
         inflight.push(
           create('watch').then((a) => {
+            open--;
             if (a) keys.push(a.key);
             else failed++;
           }),
@@ -223,7 +235,7 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
     const lastArrival = got.reduce((m, s) => Math.max(m, s[2]), t0);
     const eps = (delivered / (lastArrival - t0)) * 1000;
     log(
-      `  ${o.rate} writes/s offered for ${o.seconds} s: ${achieved.toFixed(0)} writes/s acknowledged${failed ? ` (${failed} failed)` : ''}; ` +
+      `  ${o.rate} writes/s offered for ${o.seconds} s: ${achieved.toFixed(0)} writes/s acknowledged${failed ? ` (${failed} failed)` : ''}${skipped ? ` (${skipped} not sent: 256 in flight)` : ''}; ` +
         `${delivered} of ${keys.length * o.watchers} events delivered, ${eps.toFixed(0)} events/s, last ${((lastArrival - writesDone) / 1000).toFixed(1)} s after the last write` +
         `; watchers closed ${String(drained.closed)}, ERROR events ${String(drained.errors)}`,
     );
