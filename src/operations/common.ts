@@ -76,7 +76,11 @@ export function storeFailure(entry: ModelEntry, name: string, err: unknown): nev
       case 'Conflict':
         throw new VersionConflict(`${kind} "${name}" was modified concurrently (metadata.version is stale); read it again and retry`);
       case 'UniqueViolation':
-        throw new Conflict(`${kind} "${name}": the value of unique index "${err.index ?? '?'}" is already taken`);
+        throw new Conflict(
+          err.index === undefined
+            ? `${kind} "${name}": a value of a unique index is already taken`
+            : `${kind} "${name}": the value of unique index "${err.index}" is already taken`,
+        );
       case 'Expired':
         throw new Gone(err.message);
       case 'Unavailable':

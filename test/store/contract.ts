@@ -674,6 +674,82 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
         expect((await ms2.list(query())).total).toBe(2);
       });
 
+      it('writes through the old handle during a rebuild end up in the new indexes', async () => {
+        // The rebuild adds a multi-valued index, a unique index and redefines spec.color, while a
+        // writer keeps creating, updating and deleting through the handle opened before.
+        const key = newKey();
+        const old = await store.model(makeModel(BASE, key));
+        const n = 250; // several rebuild batches on the embedded store here (100 each)
+        const live = new Map<string, ApiObject>();
+        const serialOf = (i: number, round: number) => `s-${i}-${round}`;
+        for (let i = 0; i < n; i++) {
+          const o = await old.create(widget(`rb-${String(i).padStart(4, '0')}`, { size: i % 5, color: i % 2 ? 'red' : 'blue', tags: [serialOf(i, 0)] }));
+          live.set(o.metadata.name, o);
+        }
+        const SERIAL = ix('spec.serial', (o) => (spec(o).tags ?? []).map((c) => `#${c}`), { unique: true, fingerprint: 'func:serial' });
+        const defs = [...BASE.map((x) => (x.d.name === 'spec.color' ? COLOR_UPPER : x)), SIZE, SERIAL];
+        const next = makeModel(defs, key);
+
+        let building = true;
+        let during = 0;
+        let round = 0;
+        const writer = (async () => {
+          let i = 0;
+          while (building) {
+            round++;
+            const name = `rb-${String((i * 37) % n).padStart(4, '0')}`;
+            const cur = live.get(name);
+            if (i % 9 === 4 && cur) {
+              await old.remove(name, cur.metadata.version!);
+              live.delete(name);
+            } else if (cur) {
+              const up = bump(cur, { size: (cur.spec as WidgetSpec).size! + 1, color: round % 3 ? 'green' : 'red', tags: [serialOf(i, round)] });
+              live.set(name, await old.update(up, cur.metadata.version!));
+            } else {
+              live.set(name, await old.create(widget(name, { size: 9, color: 'teal', tags: [serialOf(i, round)] })));
+            }
+            if (building) during++;
+            i++;
+            await sleep(0);
+          }
+        })();
+        const ms = await store.model(next);
+        building = false;
+        await writer;
+        expect(during, 'writes made while the index was being built').toBeGreaterThan(0);
+
+        // Every index against the data, value by value.
+        const all = [...live.values()];
+        expect((await ms.list(query())).total).toBe(all.length);
+        // Values of objects written during the build one by one; the rest (few on FerretDB,
+        // where each list is a scan) checked together.
+        const rewritten = new Set(all.filter((o) => o.metadata.version! > 1 || spec(o).size === 9).map((o) => o.metadata.name));
+        const expectIndex = async (index: string, valuesOf: (o: ApiObject) => string[]) => {
+          const byValue = new Map<string, string[]>();
+          for (const o of all) for (const v of valuesOf(o)) byValue.set(v, [...(byValue.get(v) ?? []), o.metadata.name].sort());
+          const each = [...byValue].filter(([, holders]) => byValue.size <= 20 || holders.some((h) => rewritten.has(h)));
+          for (const [v, expected] of each) {
+            expect(names(await ms.list(query([req(index, 'in', [v])]))), `${index}=${v}`).toEqual(expected);
+          }
+          const holders = [...new Set([...byValue.values()].flat())].sort();
+          expect(names(await ms.list(query([req(index, 'in', [...byValue.keys()])]))), `${index} any value`).toEqual(holders);
+          const without = all.filter((o) => valuesOf(o).length === 0).map((o) => o.metadata.name).sort();
+          expect(names(await ms.list(query([req(index, 'notexists')]))), `${index} without value`).toEqual(without);
+        };
+        await expectIndex('spec.size', SIZE.values);
+        await expectIndex('spec.color', COLOR_UPPER.values);
+        await expectIndex('spec.serial', SERIAL.values);
+        await expectIndex('spec.tags', (o) => [...new Set(spec(o).tags ?? [])]);
+        // the new unique index holds every value written during the build
+        const taken = all.find((o) => o.metadata.version! > 1)!;
+        await expectStoreError(ms.create(widget('rb-dup', { tags: [spec(taken).tags![0]!] })), 'UniqueViolation', 'spec.serial');
+        await expectStoreError(old.create(widget('rb-dup', { tags: [spec(taken).tags![0]!] })), 'UniqueViolation', 'spec.serial');
+        // and the old handle keeps writing with the new index values
+        const fresh = await old.create(widget('rb-after', { size: 42, color: 'pink', tags: ['after'] }));
+        expect(names(await ms.list(query([req('spec.size', 'in', ['42'])])))).toEqual([fresh.metadata.name]);
+        expect(names(await ms.list(query([req('spec.serial', 'in', ['#after'])])))).toEqual(['rb-after']);
+      }, 240_000);
+
       it('rebuilds stream in batches over many objects', async () => {
         const key = newKey();
         const ms1 = await store.model(makeModel(BASE, key));

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddedStore, EmbeddedModelStore } from '../../src/store/embedded/index.js';
+import { toStoreError } from '../../src/store/embedded/sqlite.js';
 import type { IndexBuildProgress, ModelStore, Store, StoreQuery } from '../../src/store/types.js';
 import { BASE, expectStoreError, ix, makeModel, names, query, req, SIZE, widget } from './contract.js';
 import { runStoreContract } from './contract.js';
@@ -28,7 +29,8 @@ async function tempDir(): Promise<string> {
 
 runStoreContract('embedded', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'svc-embedded-contract-'));
-  const store = await createEmbeddedStore({ dataDir: dir });
+  // Small rebuild batches, so writes interleave with a rebuild as they do on larger data.
+  const store = await createEmbeddedStore({ dataDir: dir, rebuildBatchSize: 100 });
   return {
     store,
     reopen: () => createEmbeddedStore({ dataDir: dir }),
@@ -224,6 +226,47 @@ describe('embedded store specifics', () => {
       'UniqueViolation',
       'spec.size',
     );
+  });
+
+  it('a unique index stays enforced while it is rebuilt under a new definition', async () => {
+    const store = await createEmbeddedStore({ dataDir: await tempDir(), rebuildBatchSize: 10 });
+    open.push(store);
+    const key = makeModel().key;
+    const old = await store.model(makeModel(BASE, key));
+    for (let i = 0; i < 200; i++) await old.create(widget(`u-${String(i).padStart(3, '0')}`, { slug: `s-${i}` }));
+    const lowerSlug = ix('spec.slug', (o) => [String((o.spec as { slug?: string }).slug ?? '').toLowerCase()].filter(Boolean), {
+      unique: true,
+      fingerprint: 'func:lower(spec.slug)',
+    });
+    let progressed = 0;
+    const opening = store.model(makeModel(BASE.map((x) => (x.d.name === 'spec.slug' ? lowerSlug : x)), key), () => progressed++);
+    // Mid-rebuild (after the first batches): the slug of an object the rebuild has not reached.
+    while (progressed < 3) await new Promise((r) => setImmediate(r));
+    await expectStoreError(old.create(widget('dup', { slug: 's-190' })), 'UniqueViolation', 'spec.slug');
+    const ms = await opening;
+    await expectStoreError(ms.create(widget('dup', { slug: 'S-190' })), 'UniqueViolation', 'spec.slug');
+    expect(names(await ms.list(query([req('spec.slug', 'in', ['s-190'])])))).toEqual(['u-190']);
+    expect((await ms.list(query())).total).toBe(200);
+  });
+
+  it('maps SQLite constraint failures the adapter did not foresee onto store errors, not 500s', () => {
+    const db = new Database(':memory:');
+    try {
+      db.exec('CREATE TABLE t (a TEXT UNIQUE, b INTEGER CHECK (b > 0))');
+      db.prepare('INSERT INTO t VALUES (?, ?)').run('x', 1);
+      const fail = (sql: string, ...args: unknown[]) => {
+        try {
+          db.prepare(sql).run(...args);
+        } catch (e) {
+          return toStoreError(e);
+        }
+        throw new Error('expected a constraint failure');
+      };
+      expect(fail('INSERT INTO t VALUES (?, ?)', 'x', 2)).toMatchObject({ name: 'StoreError', code: 'UniqueViolation' });
+      expect(fail('INSERT INTO t VALUES (?, ?)', 'y', -1)).toMatchObject({ name: 'StoreError', code: 'Conflict' });
+    } finally {
+      db.close();
+    }
   });
 
   it('a closed store is Unavailable', async () => {

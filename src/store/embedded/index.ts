@@ -20,6 +20,7 @@ import {
   sideTable,
   sortCol,
   type ModelLayout,
+  type ModelRoute,
   type SecondaryIndex,
 } from './model-store.js';
 import { createChangeTables, EmbeddedChangeLog } from './changes.js';
@@ -52,6 +53,8 @@ interface SyncPlan {
   layout: ModelLayout;
   /** Indexes whose values must be (re)computed for every stored object. */
   pending: SecondaryIndex[];
+  /** Old numbers of indexes whose values are rebuilt under a new number. */
+  replaced: SecondaryIndex[];
 }
 
 const sortIndexName = (slot: number, k: number) => `x_${slot}_${k}`;
@@ -72,6 +75,7 @@ class EmbeddedStore implements Store {
   private readonly batchSize: number;
   private readonly retention: FeedRetention;
   private readonly opened = new Map<string, { sig: string; store: Promise<EmbeddedModelStore> }>();
+  private readonly routes = new Map<string, ModelRoute>();
 
   constructor(
     private readonly db: DB,
@@ -99,7 +103,7 @@ class EmbeddedStore implements Store {
       const store = await cached.store;
       if (store.model === m) return store;
       const f = this.feed(m.key, store.layout.slot);
-      return new EmbeddedModelStore(this.db, m, store.layout, f.log, f.feed);
+      return new EmbeddedModelStore(this.db, m, store.layout, f.log, f.feed, this.route(m.key));
     }
     const store = this.open(m, onProgress);
     this.opened.set(m.key, { sig, store });
@@ -109,12 +113,41 @@ class EmbeddedStore implements Store {
     return store;
   }
 
+  /** Where handles of `key` send their writes and lists (see ModelRoute). */
+  private route(key: string): ModelRoute {
+    let r = this.routes.get(key);
+    if (!r) this.routes.set(key, (r = {}));
+    return r;
+  }
+
+  /**
+   * Schema first; then every write, through whichever handle of this model, goes through the
+   * new handle (new layout, new index functions), so a write during the rebuild can't leave
+   * an object missing from or stale in a new index: SQLite serialises it with the rebuild's
+   * batches, and a batch recomputes from the row as stored. Lists move to the new handle
+   * once its indexes are complete.
+   */
   private async open(m: StorageModel, onProgress?: (p: IndexBuildProgress) => void): Promise<EmbeddedModelStore> {
     const plan = guard(() => this.db.transaction(() => this.syncSchema(m)).immediate());
-    if (plan.pending.length) await this.rebuild(m, plan, onProgress);
-    guard(() => this.db.transaction(() => this.finish(m, plan)).immediate());
     const f = this.feed(m.key, plan.layout.slot);
-    return new EmbeddedModelStore(this.db, m, plan.layout, f.log, f.feed);
+    const route = this.route(m.key);
+    const before = route.write;
+    // While an index is rebuilt under a new number, writes keep its old number's values (and
+    // uniqueness) too, so handles still reading it stay exact and a failed rebuild loses nothing.
+    const legacy = before ? plan.replaced.filter((r) => before.layout.secondary.some((x) => x.k === r.k)) : [];
+    const building = new EmbeddedModelStore(this.db, m, plan.layout, f.log, f.feed, route, legacy.length ? { model: before!.model, indexes: legacy } : undefined);
+    route.write = building;
+    try {
+      if (plan.pending.length) await this.rebuild(m, plan, onProgress);
+      guard(() => this.db.transaction(() => this.finish(m, plan)).immediate());
+    } catch (e) {
+      if (route.write === building) route.write = before;
+      throw e;
+    }
+    const next = legacy.length ? new EmbeddedModelStore(this.db, m, plan.layout, f.log, f.feed, route) : building;
+    route.write = next;
+    route.read = next;
+    return next;
   }
 
   private feed(key: string, slot: number): { log: EmbeddedChangeLog; feed: SharedFeed } {
@@ -157,19 +190,33 @@ class EmbeddedStore implements Store {
     const wanted = m.indexes.filter((d) => d.name !== NAME_INDEX);
     const secondary: SecondaryIndex[] = [];
     const pending: SecondaryIndex[] = [];
+    const replaced: SecondaryIndex[] = [];
     const createSortIndex = (d: IndexDescriptor, k: number) =>
       db.exec(`CREATE INDEX ${sortIndexName(slot, k)} ON ${o} (${sortCol(k)} ${d.order === 'DESC' ? 'DESC' : 'ASC'}, name)`);
+    const createUniqueIndex = (k: number) =>
+      db.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${uniqueIndexName(slot, k)} ON ${i} (value) WHERE k = ${k}`);
 
     for (const d of wanted) {
       const r = existing.get(d.name);
       existing.delete(d.name);
-      if (!r) {
+      if (!r || r.fingerprint !== d.fingerprint) {
+        // A new index, or one whose values are derived differently: its values go to a fresh
+        // number k. The old k (if any) keeps serving (and enforcing) until finish() drops it,
+        // so a unique index is never unenforced while it is rebuilt.
         const k = nextK++;
         db.exec(`ALTER TABLE ${o} ADD COLUMN ${sortCol(k)} TEXT`);
         createSortIndex(d, k);
-        db.prepare('INSERT INTO svc_indexes (slot, name, k, fingerprint, uniq, ord) VALUES (?, ?, ?, NULL, ?, ?)').run(
-          slot, d.name, k, d.unique ? 1 : 0, d.order,
-        );
+        if (d.unique) createUniqueIndex(k);
+        if (r) {
+          replaced.push({ name: r.name, k: r.k, unique: r.uniq === 1 });
+          db.prepare('UPDATE svc_indexes SET k = ?, fingerprint = NULL, uniq = ?, ord = ? WHERE slot = ? AND name = ?').run(
+            k, d.unique ? 1 : 0, d.order, slot, d.name,
+          );
+        } else {
+          db.prepare('INSERT INTO svc_indexes (slot, name, k, fingerprint, uniq, ord) VALUES (?, ?, ?, NULL, ?, ?)').run(
+            slot, d.name, k, d.unique ? 1 : 0, d.order,
+          );
+        }
         const ix = { name: d.name, k, unique: d.unique };
         secondary.push(ix);
         pending.push(ix);
@@ -181,28 +228,21 @@ class EmbeddedStore implements Store {
         db.exec(`DROP INDEX IF EXISTS ${sortIndexName(slot, r.k)}`);
         createSortIndex(d, r.k);
       }
-      if (r.fingerprint !== d.fingerprint || !d.unique) {
-        // Old values may collide while being replaced; finish() recreates the unique index.
-        db.exec(`DROP INDEX IF EXISTS ${uniqueIndexName(slot, r.k)}`);
-      }
-      if (r.fingerprint !== d.fingerprint) {
-        db.prepare('UPDATE svc_indexes SET fingerprint = NULL WHERE slot = ? AND name = ?').run(slot, d.name);
-        pending.push(ix);
-      }
+      // No longer unique: stop enforcing. Newly unique: finish() creates the index (and fails
+      // with UniqueViolation when stored objects already share a value).
+      if (!d.unique) db.exec(`DROP INDEX IF EXISTS ${uniqueIndexName(slot, r.k)}`);
       db.prepare('UPDATE svc_indexes SET uniq = ?, ord = ? WHERE slot = ? AND name = ?').run(
         d.unique ? 1 : 0, d.order, slot, d.name,
       );
     }
 
-    // Indexes no longer declared: drop their physical indexes, values and column.
+    // Indexes no longer declared are forgotten here; finish() drops their column, physical
+    // indexes and values (handles opened earlier may still read them until then).
     for (const r of existing.values()) {
-      db.exec(`DROP INDEX IF EXISTS ${sortIndexName(slot, r.k)}; DROP INDEX IF EXISTS ${uniqueIndexName(slot, r.k)}`);
-      db.prepare(`DELETE FROM ${i} WHERE k = ?`).run(r.k);
-      db.exec(`ALTER TABLE ${o} DROP COLUMN ${sortCol(r.k)}`);
       db.prepare('DELETE FROM svc_indexes WHERE slot = ? AND name = ?').run(slot, r.name);
     }
     db.prepare('UPDATE svc_models SET next_k = ? WHERE slot = ?').run(nextK, slot);
-    return { layout: { slot, secondary }, pending };
+    return { layout: { slot, secondary }, pending, replaced };
   }
 
   /**
@@ -229,7 +269,16 @@ class EmbeddedStore implements Store {
         const derived = deriveValues(plan.pending, m.indexValues(JSON.parse(data) as ApiObject));
         for (const { ix, values } of derived) {
           st.del.run(name, ix.k);
-          for (const v of values) st.ins.run(ix.k, v, name);
+          for (const v of values) {
+            try {
+              st.ins.run(ix.k, v, name);
+            } catch (e) {
+              if (ix.unique && (e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+                throw new StoreError('UniqueViolation', `stored objects share values of unique index "${ix.name}"`, ix.name);
+              }
+              throw e;
+            }
+          }
         }
         st.set.run(...derived.map((x) => x.sortKey), name);
       }
@@ -266,6 +315,27 @@ class EmbeddedStore implements Store {
     const setFp = this.db.prepare('UPDATE svc_indexes SET fingerprint = ? WHERE slot = ? AND name = ?');
     const byName = new Map(m.indexes.map((d) => [d.name, d]));
     for (const p of plan.pending) setFp.run(byName.get(p.name)!.fingerprint, slot, p.name);
+    this.dropOrphans(slot);
+  }
+
+  /**
+   * Drops the column, physical indexes and values of every index number k that no index of
+   * the model uses any more (removed, replaced by a rebuild, or left by an interrupted one).
+   */
+  private dropOrphans(slot: number): void {
+    const { db } = this;
+    const o = objTable(slot);
+    const used = new Set(db.prepare('SELECT k FROM svc_indexes WHERE slot = ?').pluck().all(slot) as number[]);
+    const cols = (db.prepare(`SELECT name FROM pragma_table_info('${o}')`).pluck().all() as string[])
+      .map((c) => /^s_(\d+)$/.exec(c))
+      .filter((x): x is RegExpExecArray => x !== null)
+      .map((x) => Number(x[1]));
+    for (const k of cols) {
+      if (used.has(k)) continue;
+      db.exec(`DROP INDEX IF EXISTS ${sortIndexName(slot, k)}; DROP INDEX IF EXISTS ${uniqueIndexName(slot, k)}`);
+      db.prepare(`DELETE FROM ${sideTable(slot)} WHERE k = ?`).run(k);
+      db.exec(`ALTER TABLE ${o} DROP COLUMN ${sortCol(k)}`);
+    }
   }
 
   async ping(): Promise<void> {

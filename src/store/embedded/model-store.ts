@@ -37,6 +37,16 @@ export interface SecondaryIndex {
   unique: boolean;
 }
 
+/**
+ * Which handle of a model serves its writes and lists. Every handle of one model key shares
+ * one route: when `model()` opens a new index set, writes through older handles go to the new
+ * handle at once (so they carry the new index values), and lists once its indexes are built.
+ */
+export interface ModelRoute {
+  write?: EmbeddedModelStore;
+  read?: EmbeddedModelStore;
+}
+
 export interface ModelLayout {
   slot: number;
   secondary: SecondaryIndex[];
@@ -87,6 +97,9 @@ export class EmbeddedModelStore implements ModelStore {
     readonly layout: ModelLayout,
     private readonly changes: EmbeddedChangeLog,
     private readonly feed: SharedFeed,
+    private readonly route: ModelRoute = {},
+    /** Indexes of an older index set whose values writes keep up to date as well (rebuilds). */
+    private readonly legacy?: { model: StorageModel; indexes: SecondaryIndex[] },
   ) {
     this.o = objTable(layout.slot);
     this.i = sideTable(layout.slot);
@@ -94,7 +107,7 @@ export class EmbeddedModelStore implements ModelStore {
     this.stmts = new StatementCache(db);
     const { o, i } = this;
     const log = this.changes;
-    const cols = layout.secondary.map((ix) => sortCol(ix.k));
+    const cols = [...layout.secondary, ...(legacy?.indexes ?? [])].map((ix) => sortCol(ix.k));
     const st = guard(() => ({
       get: db.prepare(`SELECT data FROM ${o} WHERE name = ?`).pluck(),
       byRowid: db.prepare(`SELECT data FROM ${o} WHERE rowid = ?`).pluck(),
@@ -172,6 +185,7 @@ export class EmbeddedModelStore implements ModelStore {
   private prepareWrite(obj: ApiObject): { name: string; version: number; data: string; d: Derived[] } {
     const version = obj.metadata.version ?? 0;
     const d = deriveValues(this.layout.secondary, this.model.indexValues(obj));
+    if (this.legacy) d.push(...deriveValues(this.legacy.indexes, this.legacy.model.indexValues(obj)));
     return { name: obj.metadata.name, version, data: JSON.stringify(obj), d };
   }
 
@@ -186,7 +200,13 @@ export class EmbeddedModelStore implements ModelStore {
     return data === undefined ? null : (JSON.parse(data) as ApiObject);
   }
 
+  /** The handle this one's writes go to (itself unless a newer index set was opened). */
+  private get writer(): EmbeddedModelStore {
+    return this.route.write ?? this;
+  }
+
   async create(obj: ApiObject): Promise<ApiObject> {
+    if (this.writer !== this) return this.writer.create(obj);
     const w = this.prepareWrite(obj);
     guard(() => this.createTx(w.name, w.version, w.data, w.d));
     this.committed();
@@ -194,6 +214,7 @@ export class EmbeddedModelStore implements ModelStore {
   }
 
   async update(obj: ApiObject, expectedVersion: number): Promise<ApiObject> {
+    if (this.writer !== this) return this.writer.update(obj, expectedVersion);
     const w = this.prepareWrite(obj);
     guard(() => this.updateTx(w.name, w.version, w.data, w.d, expectedVersion));
     this.committed();
@@ -201,11 +222,15 @@ export class EmbeddedModelStore implements ModelStore {
   }
 
   async remove(name: string, expectedVersion: number): Promise<void> {
+    if (this.writer !== this) return this.writer.remove(name, expectedVersion);
     guard(() => this.removeTx(name, expectedVersion));
     this.committed();
   }
 
   async list(q: StoreQuery): Promise<StoreListResult> {
+    const reader = this.route.read;
+    // A newer handle answers once its indexes are built, unless it lacks an index asked for.
+    if (reader && reader !== this && this.servable(reader, q)) return reader.list(q);
     return guard(() =>
       this.readTx(() => {
         const p = this.planPage(q);
@@ -218,6 +243,11 @@ export class EmbeddedModelStore implements ModelStore {
         return { items: rows.map((r) => JSON.parse(r as string) as ApiObject), total };
       }),
     );
+  }
+
+  private servable(other: EmbeddedModelStore, q: StoreQuery): boolean {
+    const known = (index: string) => index === NAME_INDEX || other.byName.has(index);
+    return q.where.every((r) => known(r.index)) && q.sort.every((t) => known(t.index));
   }
 
   /** SQLite's plan for the page query of `q`, one line per step (diagnostics and tests). */

@@ -18,6 +18,12 @@ export function toStoreError(e: unknown): unknown {
   if (e instanceof Database.SqliteError && UNAVAILABLE.test(e.code)) {
     return new StoreError('Unavailable', `embedded store unavailable: ${e.message}`);
   }
+  // A constraint the adapter's own checks did not catch first (e.g. another process won a race):
+  // the request collided with stored data, it is not a server fault.
+  if (e instanceof Database.SqliteError && /^SQLITE_CONSTRAINT/.test(e.code)) {
+    if (/^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(e.code)) return new StoreError('UniqueViolation', 'a unique value is already taken');
+    return new StoreError('Conflict', `the write conflicts with stored data (${e.code})`);
+  }
   // better-sqlite3 throws a TypeError for any use of a closed connection.
   if (e instanceof TypeError && /connection is not open/.test(e.message)) {
     return new StoreError('Unavailable', 'embedded store is closed');

@@ -71,6 +71,8 @@ class MongoStore implements Store {
   readonly kind = 'mongodb';
   /** One feed per model key, shared by every ModelStore handed out for it. */
   private readonly feeds = new Map<string, { log: MongoChangeLog; feed: SharedFeed }>();
+  /** Per model key: the handle that serves writes, and every handle handed out. */
+  private readonly routes = new Map<string, MongoRoute>();
   private readonly writer: FeedWriter;
   private readonly retention: FeedRetention;
   /** Whether the server is FerretDB (non-atomic conditional writes, see cas.ts); asked once. */
@@ -85,34 +87,60 @@ class MongoStore implements Store {
     this.retention = options.retention ?? retentionFromEnv();
   }
 
+  /**
+   * Every write through any handle of this model goes through the new handle from the start
+   * of the sync (after in-flight writes of older handles have finished), so it carries the new
+   * index values and unique claims: the rebuild pass skips objects written meanwhile (its
+   * updates are conditional on the version), and those writes are already complete.
+   */
   async model(model: StorageModel, onProgress?: (p: IndexBuildProgress) => void): Promise<ModelStore> {
     const names = collectionNames(model.key);
     const objects = this.db.collection<StoredDoc>(names.objects);
     const claims = new Claims(this.db.collection<ClaimDoc>(names.claims), objects);
-    // Opening is idempotent; a dropped connection while several processes set up the same
-    // model at once (seen on FerretDB) is retried rather than failing the start.
-    const cas = await retryUnavailable(() => guard(async () => {
-      const cas = (await this.isFerret()) ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims)) : atomicCas;
-      await ensureCollection(this.db, names.objects);
-      await ensureCollection(this.db, names.claims);
-      const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
-      await syncModel({ objects, claims, models, cas }, model, onProgress);
-      return cas;
-    }));
-    let f = this.feeds.get(model.key);
+    const cas = await retryUnavailable(() =>
+      guard(async () => ((await this.isFerret()) ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims)) : atomicCas)),
+    );
+    const f = this.feed(model.key, names.feed, objects);
+    let route = this.routes.get(model.key);
+    if (!route) this.routes.set(model.key, (route = { handles: new Set() }));
+    const next = new MongoModelStore(model, objects, claims, cas, f.log, f.feed, route);
+    const before = route.write;
+    route.write = next;
+    try {
+      await Promise.all([...route.handles].map((h) => h.drained()));
+      // Opening is idempotent; a dropped connection while several processes set up the same
+      // model at once (seen on FerretDB) is retried rather than failing the start.
+      await retryUnavailable(() =>
+        guard(async () => {
+          await ensureCollection(this.db, names.objects);
+          await ensureCollection(this.db, names.claims);
+          const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
+          await syncModel({ objects, claims, models, cas }, model, onProgress);
+        }),
+      );
+    } catch (e) {
+      if (route.write === next) route.write = before;
+      throw e;
+    }
+    route.handles.add(next);
+    return next;
+  }
+
+  private feed(key: string, feedName: string, objects: Collection<StoredDoc>): { log: MongoChangeLog; feed: SharedFeed } {
+    let f = this.feeds.get(key);
     if (!f) {
       const log = new MongoChangeLog(
         this.db,
-        model.key,
-        names.feed,
+        key,
+        feedName,
         objects,
         this.writer,
         this.retention,
         this.options.feedSegment ? BigInt(this.options.feedSegment) : undefined,
       );
-      this.feeds.set(model.key, (f = { log, feed: new SharedFeed(log, this.options.feed) }));
+      this.feeds.set(key, (f = { log, feed: new SharedFeed(log, this.options.feed) }));
     }
-    return new MongoModelStore(model, objects, claims, cas, f.log, f.feed);
+    return f;
   }
 
   private isFerret(): Promise<boolean> {
@@ -150,7 +178,15 @@ async function retryUnavailable<T>(fn: () => Promise<T>, attempts = 4): Promise<
   }
 }
 
+interface MongoRoute {
+  write?: MongoModelStore;
+  handles: Set<MongoModelStore>;
+}
+
 class MongoModelStore implements ModelStore {
+  private inflight = 0;
+  private idle: (() => void)[] = [];
+
   constructor(
     readonly model: StorageModel,
     private readonly objects: Collection<StoredDoc>,
@@ -158,7 +194,25 @@ class MongoModelStore implements ModelStore {
     private readonly cas: Cas,
     private readonly log: MongoChangeLog,
     private readonly feed: SharedFeed,
+    private readonly route: MongoRoute,
   ) {}
+
+  /** Resolves when no write of this handle is in progress. */
+  drained(): Promise<void> {
+    return this.inflight === 0 ? Promise.resolve() : new Promise((r) => this.idle.push(r));
+  }
+
+  /** Runs a write here, or on the handle that now serves this model's writes. */
+  private async writing<T>(forward: (to: MongoModelStore) => Promise<T>, fn: () => Promise<T>): Promise<T> {
+    const to = this.route.write;
+    if (to && to !== this) return forward(to);
+    this.inflight++;
+    try {
+      return await fn();
+    } finally {
+      if (--this.inflight === 0) for (const r of this.idle.splice(0)) r();
+    }
+  }
 
   get(name: string): Promise<ApiObject | null> {
     return guard(async () => {
@@ -168,6 +222,18 @@ class MongoModelStore implements ModelStore {
   }
 
   create(obj: ApiObject): Promise<ApiObject> {
+    return this.writing((to) => to.create(obj), () => this.doCreate(obj));
+  }
+
+  update(obj: ApiObject, expectedVersion: number): Promise<ApiObject> {
+    return this.writing((to) => to.update(obj, expectedVersion), () => this.doUpdate(obj, expectedVersion));
+  }
+
+  remove(name: string, expectedVersion: number): Promise<void> {
+    return this.writing((to) => to.remove(name, expectedVersion), () => this.doRemove(name, expectedVersion));
+  }
+
+  private doCreate(obj: ApiObject): Promise<ApiObject> {
     return guard(async () => {
       const g = newIncarnation();
       const f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
@@ -203,7 +269,7 @@ class MongoModelStore implements ModelStore {
     });
   }
 
-  update(obj: ApiObject, expectedVersion: number): Promise<ApiObject> {
+  private doUpdate(obj: ApiObject, expectedVersion: number): Promise<ApiObject> {
     return guard(async () => {
       const name = obj.metadata.name;
       const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, i: 1, o: 1, f: 1 } });
@@ -255,7 +321,7 @@ class MongoModelStore implements ModelStore {
     });
   }
 
-  remove(name: string, expectedVersion: number): Promise<void> {
+  private doRemove(name: string, expectedVersion: number): Promise<void> {
     return guard(async () => {
       const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, o: 1, f: 1 } });
       if (!current) throw notFound(name);

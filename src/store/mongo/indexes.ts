@@ -138,25 +138,29 @@ async function rebuildValues(
   const touched = [...new Set([...rebuild, ...reclaim])];
   const uniqueModel: StorageModel = { ...model, indexes: reclaim };
   let processed = 0;
+  const updateOf = (doc: Pick<StoredDoc, 'o'>) => {
+    const fields = indexFields(model, fromDoc(doc), touched);
+    const $set: Record<string, unknown> = {};
+    const $unset: Record<string, ''> = {};
+    for (const d of rebuild) {
+      const f = enc(d.name);
+      if (fields.i[f]) {
+        $set[`i.${f}`] = fields.i[f];
+        $set[`s.${f}`] = fields.s[f];
+      } else {
+        $unset[`i.${f}`] = '';
+        $unset[`s.${f}`] = '';
+      }
+    }
+    return { fields, update: { ...(Object.keys($set).length && { $set }), ...(Object.keys($unset).length && { $unset }) } };
+  };
   const flush = async (batch: Pick<StoredDoc, '_id' | 'v' | 'g' | 'o'>[]) => {
     const ops = [];
     for (const doc of batch) {
-      const fields = indexFields(model, fromDoc(doc), touched);
+      const { fields, update } = updateOf(doc);
       if (rebuild.length) {
-        const $set: Record<string, unknown> = {};
-        const $unset: Record<string, ''> = {};
-        for (const d of rebuild) {
-          const f = enc(d.name);
-          if (fields.i[f]) {
-            $set[`i.${f}`] = fields.i[f];
-            $set[`s.${f}`] = fields.s[f];
-          } else {
-            $unset[`i.${f}`] = '';
-            $unset[`s.${f}`] = '';
-          }
-        }
-        const update = { ...(Object.keys($set).length && { $set }), ...(Object.keys($unset).length && { $unset }) };
-        // Conditional on the version: an object written meanwhile already has fresh values.
+        // Conditional on the version: an object written meanwhile already has fresh values
+        // (every write goes through the new model during a sync, see index.ts).
         ops.push({ updateOne: { filter: ctx.cas.rebuildFilter(doc._id, doc.v), update } });
       }
       // A unique index built over existing objects that share a value fails here
@@ -165,6 +169,22 @@ async function rebuildValues(
     }
     for (let k = 0; k < ops.length; k += UPDATES_PER_COMMAND) {
       await ctx.objects.bulkWrite(ops.slice(k, k + UPDATES_PER_COMMAND), { ordered: false });
+    }
+    if (rebuild.length) {
+      // Where the rebuild filter is not atomic (FerretDB), a write that landed between the read
+      // above and the update may have had its fresh values overwritten with values of the
+      // version read. Such an object is no longer at that version: recompute it from what is
+      // stored now, under the compare-and-set every writer uses.
+      const read = new Map(batch.map((d) => [d._id, d.v]));
+      const now = await ctx.objects.find({ _id: { $in: [...read.keys()] } }, { projection: { _id: 1, v: 1 } }).toArray();
+      for (const d of now) {
+        if (d.v === read.get(d._id)) continue;
+        const doc = await ctx.objects.findOne({ _id: d._id }, { projection: { _id: 1, v: 1, g: 1, o: 1 } });
+        if (!doc) continue;
+        const { update } = updateOf(doc);
+        // Null when written again meanwhile: that write (through the new model) has fresh values.
+        await ctx.cas.run(doc._id, doc.g, doc.v, async (filter) => ((await ctx.objects.updateOne(filter, update)).matchedCount ? true : null));
+      }
     }
     processed += batch.length;
     for (const d of touched) onProgress?.({ index: d.name, processed });
