@@ -15,10 +15,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type Collection, type Db } from 'mongodb';
+import { bounded } from './bounded.js';
 import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
 import { Claims, type ClaimDoc } from './claims.js';
 import { collectionNames, fromDoc, toDoc, uniqueValues, type StoredDoc } from './document.js';
 import { guard, isDuplicateKey } from './errors.js';
+import { watchStalledWrites } from './stalled-writes.js';
 import { ensureCollection, MODELS_COLLECTION, syncModel, type ModelRecord } from './indexes.js';
 import { toFilter, toSort } from './query.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
@@ -49,6 +51,12 @@ export interface MongoStoreOptions {
   feed?: SharedFeedOptions;
   /** Positions per feed segment collection (default 1024); small values are for tests. */
   feedSegment?: number;
+  /**
+   * Time bound of each driver operation of a request (reads, writes, claims, feed entries), so
+   * one the store deadline gave up on is cancelled and frees its connection (bounded.ts). The
+   * gateway passes its store deadline. Index builds and feed polling are not bounded.
+   */
+  operationTimeoutMS?: number;
 }
 
 export async function createMongoStore(options: MongoStoreOptions): Promise<Store> {
@@ -77,6 +85,8 @@ class MongoStore implements Store {
   private readonly retention: FeedRetention;
   /** Whether the server is FerretDB (non-atomic conditional writes, see cas.ts); asked once. */
   private ferret?: Promise<boolean>;
+  /** Stops the rescue of writes the driver would wait on forever (stalled-writes.ts). */
+  private readonly stopRescue: () => void;
 
   constructor(
     private readonly client: MongoClient,
@@ -85,6 +95,7 @@ class MongoStore implements Store {
   ) {
     this.writer = new FeedWriter(db);
     this.retention = options.retention ?? retentionFromEnv();
+    this.stopRescue = watchStalledWrites(client);
   }
 
   /**
@@ -103,7 +114,12 @@ class MongoStore implements Store {
     const f = this.feed(model.key, names.feed, objects);
     let route = this.routes.get(model.key);
     if (!route) this.routes.set(model.key, (route = { handles: new Set() }));
-    const next = new MongoModelStore(model, objects, claims, cas, f.log, f.feed, route);
+    // The request path gets time-bounded collections (see bounded.ts); the setup below does not.
+    const ms = this.options.operationTimeoutMS;
+    const bObjects = bounded(objects, ms);
+    const bClaims = bounded(this.db.collection<ClaimDoc>(names.claims), ms);
+    const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms));
+    const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects), bCas, f.log, f.feed, route);
     const before = route.write;
     route.write = next;
     try {
@@ -137,6 +153,7 @@ class MongoStore implements Store {
         this.writer,
         this.retention,
         this.options.feedSegment ? BigInt(this.options.feedSegment) : undefined,
+        this.options.operationTimeoutMS,
       );
       this.feeds.set(key, (f = { log, feed: new SharedFeed(log, this.options.feed) }));
     }
@@ -162,6 +179,7 @@ class MongoStore implements Store {
     for (const f of this.feeds.values()) f.feed.close();
     await this.writer.close();
     await this.client.close();
+    this.stopRescue();
   }
 }
 
