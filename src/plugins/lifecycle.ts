@@ -259,6 +259,7 @@ export class PluginController {
           models.map((x) => x.m),
           {
             plugin: name,
+            pluginVersion: manifest.version,
             platform: rt.source.platform,
             onProgress: (p) => {
               log.info({ plugin: name, model: p.model, index: p.index, processed: p.processed }, 'building index');
