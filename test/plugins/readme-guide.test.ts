@@ -80,10 +80,11 @@ describe('README plugin authoring guide (embedded)', () => {
       results.push(r.status);
       bodies.push(r.body);
     }
-    expect(results).toEqual([201, 201, 200, 200, 201, 201, 200, 403]);
+    expect(results).toEqual([201, 201, 200, 200, 200, 201, 201, 200, 403]);
     expect(JSON.parse(bodies[2]!).items.map((x: any) => x.metadata.name)).toEqual(['work']);
     expect(JSON.parse(bodies[3]!)).toEqual({ notebook: 'work', notes: 1 });
-    expect(JSON.parse(bodies[6]!).total).toBe(1);
+    expect(JSON.parse(bodies[4]!)).toEqual({ data: { notesCount: 1 } });
+    expect(JSON.parse(bodies[7]!).total).toBe(1);
   });
 
   it('the commands of "watch it start" stop and start the plugin, and the watch shows it', async () => {
