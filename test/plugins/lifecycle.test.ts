@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { openWatch } from '../watch/helpers.js';
+import { wsClient } from '../graphql/helpers.js';
+import { adminAuth } from '../helpers/gateway.js';
 import { auth, eventually, manifest, plugin, PLUGINS, pluginsDir, waitPhase, type PluginsDir } from './fixtures.js';
 
 const MERGE = { 'content-type': 'application/merge-patch+json' };
@@ -93,6 +95,19 @@ describe.each(STORES)('plugin lifecycle (%s)', (kind) => {
     const watch = openWatch(gw, '', auth, GADGETS);
     await watch.opened;
     await watch.until((ev) => ev.some((e) => e.type === 'ADDED'), 'initial ADDED');
+    // and a GraphQL subscription on the same model
+    const client = wsClient(gw, { authorization: adminAuth });
+    const sub = client.iterate({ query: 'subscription { toggleExampleCom_v1_watchGadgets { type object { metadata { name } } } }' });
+    const subResults: any[] = [];
+    const subEnded = (async () => {
+      try {
+        for await (const r of sub) subResults.push(r);
+      } catch (e) {
+        subResults.push({ thrown: e instanceof Error ? e.message : e });
+      }
+    })();
+    await eventually(async () => expect(subResults.length).toBeGreaterThan(0));
+    expect(subResults[0].data.toggleExampleCom_v1_watchGadgets).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'g1' } } });
 
     const current = await plugin(gw, 'toggle');
     const put = await call(gw, 'PUT', `${PLUGINS}/toggle`, { ...current, spec: { ...current.spec, enabled: false } });
@@ -111,6 +126,9 @@ describe.each(STORES)('plugin lifecycle (%s)', (kind) => {
     expect(last.object.code).toBe(410);
     expect(last.object.message).toContain('no longer served');
     expect(await watch.closed).toBe(4410);
+    await subEnded; // the subscription ended too, with a final error saying why
+    expect(JSON.stringify(subResults.at(-1))).toMatch(/GONE|no longer served/);
+    await client.dispose();
     // other plugins are untouched
     expect((await call(gw, 'GET', '/apis/aa-app.example.com/v1/things?size=1')).status).toBe(200);
 
