@@ -145,7 +145,16 @@ export async function withSchemaLease<T>(models: Collection<ModelRecord>, key: s
     return await fn();
   } finally {
     clearInterval(renew);
-    await leases.deleteOne({ _id: id, owner }).catch(() => undefined);
+    // Released at once if at all possible (a lease left behind makes the next sync wait for it
+    // to expire), e.g. after the connection dropped mid-sync.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await leases.deleteOne({ _id: id, owner });
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+      }
+    }
   }
 }
 
