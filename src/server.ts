@@ -22,6 +22,7 @@ import { createRouteTable, type CustomRoutes } from './http/routes.js';
 import { RouteTable } from './plugins/custom-routes.js';
 import { PluginController } from './plugins/lifecycle.js';
 import { serveCustomRoute } from './plugins/serve-route.js';
+import { createModelClient, privilegedContext } from './plugins/model-client.js';
 import { bindingAdmission, roleAdmission, userAdmission } from './rbac/admission.js';
 import type { Authorizer } from './rbac/authorizer.js';
 import { RbacAuthorizer } from './rbac/rbac-authorizer.js';
@@ -106,11 +107,18 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
 
   const yogaLog = log.child({ component: 'graphql' });
   const text = (args: unknown[]) => args.map((a) => (a instanceof Error ? a.stack : typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+  let pluginController: PluginController | undefined;
   const graphql = createGraphQL({
     registry,
     authorizer,
     authenticate,
     describeCaller: (caller) => rbac.describe(caller),
+    // Custom fields of started plugins; their resolvers get clients like route handlers do.
+    extensions: () => pluginController?.graphqlExtensions() ?? [],
+    extensionContext: (plugin, ctx) => ({
+      client: createModelClient(registry, plugin, { caller: ctx.caller, authorizer: ctx.authorizer }),
+      privileged: createModelClient(registry, plugin, privilegedContext(plugin)),
+    }),
     logging: {
       debug: (...a: unknown[]) => yogaLog.debug(text(a)),
       info: (...a: unknown[]) => yogaLog.info(text(a)),
@@ -128,7 +136,15 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   await ensureBuiltinRoles(registry);
   const admin = await ensureAdmin(registry, { username: config.adminUsername, password: config.adminPassword }, log);
   const pluginRoutes = new RouteTable();
-  const plugins = new PluginController({ registry, routes: pluginRoutes, log, pluginsDir: config.pluginsDir });
+  const plugins = new PluginController({
+    registry,
+    routes: pluginRoutes,
+    log,
+    pluginsDir: config.pluginsDir,
+    onGraphQLChange: () => graphql.invalidate(),
+    checkGraphQL: (plugin, extension) => graphql.checkExtension({ plugin, extension }),
+  });
+  pluginController = plugins;
   await plugins.boot();
 
   async function health(_req: IncomingMessage, res: ServerResponse): Promise<void> {
