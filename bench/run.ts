@@ -1,5 +1,6 @@
 /**
- * `npm run bench`: list-query scaling (issue 3) and GraphQL overhead (issue 4).
+ * `npm run bench`: list-query scaling (issue 3), GraphQL overhead (issue 4), RBAC cost (issue 8)
+ * and watch delivery (issue 10, bench/lib/watch-bench.ts; BENCH_WATCH=only runs it alone).
  *
  * For each store (embedded SQLite; MongoDB = MONGODB_URL or a throw-away FerretDB from
  * scripts/ferretdb.ts) and each size (ascending, grown in place):
@@ -52,6 +53,7 @@ import { machineInfo } from './lib/machine.js';
 import { parseOptions, type BenchOptions, type StoreKind } from './lib/options.js';
 import { busiestProfile, summarize } from './lib/profile.js';
 import { seed } from './lib/seed.js';
+import { benchWatch, type WatchBenchResult } from './lib/watch-bench.js';
 import { BENCH_USER, BENCH_USER_PASSWORD, RBAC_BINDINGS, RBAC_ROLES, seedRbac } from './lib/rbac-seed.js';
 import { measureAuthPath, type MicroResult } from './lib/rbac-micro.js';
 
@@ -616,6 +618,44 @@ function report(o: BenchOptions, results: StoreResult[]): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Watch (issue 10): bench/lib/watch-bench.ts on a fresh database per store.
+
+async function benchWatchStore(o: BenchOptions, kind: StoreKind): Promise<WatchBenchResult> {
+  console.log(`\n=== watch: ${kind} ===`);
+  const setup = await setupStore(kind);
+  console.log(`  ${setup.label}`);
+  return benchWatch({
+    kind,
+    dataDir: setup.config.dataDir,
+    mongodbUrl: setup.config.mongodbUrl,
+    pluginsDir: PLUGINS_DIR,
+    adminPassword: ADMIN_PASSWORD,
+    watchers: o.watchers,
+    rate: o.watchRate,
+    seconds: o.watchSeconds,
+    concurrency: o.concurrency,
+  });
+}
+
+function watchReport(o: BenchOptions, results: WatchBenchResult[]): string {
+  const lines = ['\n### Watch (issue 10)\n', '| store | measure | value | target | result |', '|---|---|---:|---|---|'];
+  for (const r of results) {
+    const store = r.store === 'mongodb' ? 'mongodb (watchers on gateway 1, writes on gateway 2)' : 'embedded (one gateway)';
+    for (const row of r.rows) {
+      const result = row.pass === undefined ? 'info' : row.pass ? 'PASS' : 'MISS';
+      const v = row.unit === '' ? fmt(row.value, 3) : `${fmt(row.value, row.value < 10 ? 2 : 0)} ${row.unit}`;
+      lines.push(`| ${store} | ${row.what} | ${v} | ${row.target} | ${result} |`);
+    }
+    for (const n of r.notes) lines.push(`\n${r.store}: ${n}`);
+  }
+  lines.push(
+    `\nSettings: ${o.watchers} WebSocket watchers (one client process); write phases of ${o.watchSeconds} s, ${o.concurrency} creates in flight ` +
+      `(closed loop); ${o.watchRate} writes/s offered (open loop) in the delivery phase.`,
+  );
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
   const o = parseOptions();
@@ -630,13 +670,16 @@ async function main(): Promise<void> {
   );
   const started = performance.now();
   const results: StoreResult[] = [];
-  for (const kind of o.stores) results.push(await benchStore(o, kind));
+  if (o.watch !== 'only') for (const kind of o.stores) results.push(await benchStore(o, kind));
+  const watched: WatchBenchResult[] = [];
+  if (o.watch !== 'off') for (const kind of o.stores) watched.push(await benchWatchStore(o, kind));
   console.log('\n=== results ===');
   console.log(`machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, node ${m.node}, SQLite ${m.sqlite}, ${m.os}`);
   const end = machineInfo();
   console.log(`load average at start ${m.loadavg}, at end ${end.loadavg}`);
   console.log(`gateway code at start: ${m.code}${end.code !== m.code ? `; CHANGED during the run, now: ${end.code}` : ''}`);
-  console.log(report(o, results));
+  if (results.length) console.log(report(o, results));
+  if (watched.length) console.log(watchReport(o, watched));
   console.log(`\ntotal time ${fmt((performance.now() - started) / 1000)} s`);
 }
 

@@ -31,6 +31,11 @@ export interface StorageModel {
   key: string;
   /** Every index of the model, the four defaults included (see registry/indexes.ts). */
   indexes: IndexDescriptor[];
+  /**
+   * Version of the declaration (the plugin's version), when known. A store shared by several
+   * processes never lets an older declaration remove or redefine an index a newer one made.
+   */
+  version?: string;
   /** Computes the index values of an object. Pure and synchronous. */
   indexValues(obj: ApiObject): IndexValues;
 }
@@ -120,6 +125,14 @@ export interface ModelStore {
    * list read after this call reflects every change at or before it.
    */
   resourceVersion(): Promise<string>;
+  /**
+   * A position at or after every change that a read completed before this call may already
+   * reflect. Where an object and its feed entry do not commit together (MongoDB: the object is
+   * written before its entry is confirmed), a list can show a change beyond `resourceVersion()`;
+   * a watch that follows a list reconciles the changes up to this position against the list.
+   * Equal to `resourceVersion()` where both commit in one transaction (embedded).
+   */
+  horizon(): Promise<string>;
   /**
    * Subscribes to the changes after `from` (or after the current position when undefined), in
    * feed order, each exactly once. Rejects with StoreError `Expired` when `from` is not a
