@@ -55,6 +55,7 @@ import { busiestProfile, summarize } from './lib/profile.js';
 import { seed } from './lib/seed.js';
 import { benchWatch, type WatchBenchResult } from './lib/watch-bench.js';
 import { BENCH_USER, BENCH_USER_PASSWORD, RBAC_BINDINGS, RBAC_ROLES, seedRbac } from './lib/rbac-seed.js';
+import { measureAuthPath, type MicroResult } from './lib/rbac-micro.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PLUGINS_DIR = join(repoRoot, 'plugins');
@@ -138,6 +139,8 @@ interface StoreResult {
   label: string;
   sizes: SizeResult[];
   notes: string[];
+  /** Issue 8: µs per request of authentication + authorization in-process (rbac-micro.ts). */
+  authPath?: MicroResult;
 }
 
 function scenarios(kind: StoreKind, size: number, lo: ListRequestOptions): Scenario[] {
@@ -427,6 +430,12 @@ async function benchStore(o: BenchOptions, kind: StoreKind): Promise<StoreResult
   const rbac = await seedRbac(setup.config, o.seedConcurrency);
   console.log(`  stored ${RBAC_ROLES} roles and ${RBAC_BINDINGS} role bindings in ${fmt(rbac.seconds, 1)} s (non-admin user "${BENCH_USER}", Person public by template)`);
   result.notes.push(`RBAC objects stored for every size: ${RBAC_ROLES} roles, ${RBAC_BINDINGS} role bindings.`);
+  if (!o.scenarios || o.scenarios.some((id) => id.startsWith('rest-get'))) {
+    const paths = Array.from({ length: Math.max(...o.sizes) }, (_, i) => `${COLLECTION_PATH}/${objectName(i)}`);
+    const m = await measureAuthPath(setup.config, PLUGINS_DIR, { admin: `admin:${ADMIN_PASSWORD}`, user: `${BENCH_USER}:${BENCH_USER_PASSWORD}` }, paths);
+    result.authPath = m;
+    console.log(`  authentication + authorization in-process, per GET …/persons/<name> over ${paths.length} names: admin ${fmt(m.admin, 2)} µs, user ${fmt(m.user, 2)} µs, anonymous ${fmt(m.anonymous, 2)} µs`);
+  }
   for (const size of o.sizes) {
     const sizeStarted = performance.now();
     console.log(`\n--- ${kind}, ${size.toLocaleString('en-US')} objects ---`);
@@ -578,6 +587,18 @@ function report(o: BenchOptions, results: StoreResult[]): string {
         const l = pairedRatio(s.runs['gql-list'], s.runs['rest-list'], (x) => x.rps);
         rows.push({ issue: '4', store: r.store, what: `GraphQL list ÷ REST list req/s @ ${sizeTag(s)}`, value: l, target: '≥ 0.8', pass: l >= 0.8 });
       }
+    }
+  }
+  for (const r of results) {
+    if (!r.authPath) continue;
+    const getRps = r.sizes.map((s) => s.runs['rest-get'] && med(s.runs['rest-get'], (x) => x.rps)).find((v) => v !== undefined);
+    for (const [who, us] of Object.entries(r.authPath)) {
+      rows.push({ issue: '8', store: r.store, what: `(info) µs per request for authentication + authorization, ${who}, in-process (1,000 roles, 10,000 bindings)`, value: us, target: '—' });
+    }
+    if (getRps !== undefined) {
+      // The gateway serves on one thread: 1/rps is at most the time it spends per request.
+      const share = (r.authPath.admin * getRps) / 1e6;
+      rows.push({ issue: '8', store: r.store, what: `(info) share of an admin REST get (1 / ${fmt(getRps)} req/s) spent authenticating and authorizing, at least`, value: share, target: '—' });
     }
   }
   lines.push('\n### Ratios\n');

@@ -22,6 +22,7 @@ import { createRouteTable, type CustomRoutes } from './http/routes.js';
 import { RouteTable } from './plugins/custom-routes.js';
 import { PluginController } from './plugins/lifecycle.js';
 import { serveCustomRoute } from './plugins/serve-route.js';
+import { createModelClient, privilegedContext } from './plugins/model-client.js';
 import { bindingAdmission, roleAdmission, userAdmission } from './rbac/admission.js';
 import type { Authorizer } from './rbac/authorizer.js';
 import { RbacAuthorizer } from './rbac/rbac-authorizer.js';
@@ -67,8 +68,11 @@ export interface GatewayOptions {
   limits?: Partial<Limits>;
 }
 
-export function openStore(config: Config): Promise<Store> {
-  return config.mongodbUrl ? createMongoStore({ url: config.mongodbUrl }) : createEmbeddedStore({ dataDir: config.dataDir });
+/** `storeTimeoutMs`: the store deadline; MongoDB operations are also cancelled after it. */
+export function openStore(config: Config, storeTimeoutMs?: number): Promise<Store> {
+  return config.mongodbUrl
+    ? createMongoStore({ url: config.mongodbUrl, operationTimeoutMS: storeTimeoutMs })
+    : createEmbeddedStore({ dataDir: config.dataDir });
 }
 
 const HEALTH_TIMEOUT_MS = 3000;
@@ -77,7 +81,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const log = options.logger ?? pino({ level: config.logLevel });
 
   const limits = resolveLimits(process.env, options.limits);
-  const store = withDeadline(await openStore(config), limits.storeTimeoutMs);
+  const store = withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
   const registry = new Registry(store);
@@ -103,11 +107,18 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
 
   const yogaLog = log.child({ component: 'graphql' });
   const text = (args: unknown[]) => args.map((a) => (a instanceof Error ? a.stack : typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+  let pluginController: PluginController | undefined;
   const graphql = createGraphQL({
     registry,
     authorizer,
     authenticate,
     describeCaller: (caller) => rbac.describe(caller),
+    // Custom fields of started plugins; their resolvers get clients like route handlers do.
+    extensions: () => pluginController?.graphqlExtensions() ?? [],
+    extensionContext: (plugin, ctx) => ({
+      client: createModelClient(registry, plugin, { caller: ctx.caller, authorizer: ctx.authorizer }),
+      privileged: createModelClient(registry, plugin, privilegedContext(plugin)),
+    }),
     logging: {
       debug: (...a: unknown[]) => yogaLog.debug(text(a)),
       info: (...a: unknown[]) => yogaLog.info(text(a)),
@@ -125,7 +136,15 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   await ensureBuiltinRoles(registry);
   const admin = await ensureAdmin(registry, { username: config.adminUsername, password: config.adminPassword }, log);
   const pluginRoutes = new RouteTable();
-  const plugins = new PluginController({ registry, routes: pluginRoutes, log, pluginsDir: config.pluginsDir });
+  const plugins = new PluginController({
+    registry,
+    routes: pluginRoutes,
+    log,
+    pluginsDir: config.pluginsDir,
+    onGraphQLChange: () => graphql.invalidate(),
+    checkGraphQL: (plugin, extension) => graphql.checkExtension({ plugin, extension }),
+  });
+  pluginController = plugins;
   await plugins.boot();
 
   async function health(_req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -15,6 +15,9 @@ import {
   GraphQLObjectType,
   GraphQLSchema,
   GraphQLString,
+  extendSchema,
+  Kind,
+  parse,
   specifiedDirectives,
   type GraphQLFieldConfigMap,
   type GraphQLNamedType,
@@ -120,9 +123,64 @@ function authFor(model: Model, verb: string, subresource?: string): { extensions
   return { extensions: authExtensions(spec) };
 }
 
+/** Custom fields of a plugin (plugins/graphql-extension.ts has the author-facing type). */
+export interface SchemaExtension {
+  plugin: string;
+  extension: { typeDefs: string; resolvers: Record<string, Record<string, (...args: any[]) => unknown>> };
+}
+
 export interface BuildOptions {
   /** Resolves the caller's roles and UI permissions for `me` (default: the caller's own roles, no UI permissions). */
   describeCaller?: (caller: GraphQLContext['caller']) => Promise<CallerDescription>;
+  /** Custom fields of started plugins, added to the generated schema. */
+  extensions?: () => SchemaExtension[];
+  /** What a custom field's resolver gets in its context besides `caller` and `authorizer`. */
+  extensionContext?: (plugin: string, ctx: GraphQLContext) => Record<string, unknown>;
+}
+
+const ROOTS = new Set(['Query', 'Mutation', 'Subscription']);
+
+/**
+ * Adds one plugin's custom fields: its SDL extends the schema (graphql-js validates it), every
+ * field it adds to Query, Mutation or Subscription must declare `@auth` (applied afterwards with
+ * the generated ones), and its resolvers are attached with the plugin's context.
+ */
+function applyExtension(schema: GraphQLSchema, ext: SchemaExtension, opts: BuildOptions): GraphQLSchema {
+  const where = `plugin "${ext.plugin}" graphql`;
+  let doc;
+  try {
+    doc = parse(ext.extension.typeDefs);
+  } catch (e) {
+    throw new Error(`${where}: typeDefs: ${(e as Error).message}`);
+  }
+  for (const def of doc.definitions) {
+    if ((def.kind === Kind.OBJECT_TYPE_EXTENSION || def.kind === Kind.OBJECT_TYPE_DEFINITION) && ROOTS.has(def.name.value)) {
+      for (const f of def.fields ?? []) {
+        if (!f.directives?.some((d) => d.name.value === 'auth')) {
+          throw new Error(`${where}: field ${def.name.value}.${f.name.value} must declare @auth(verb, resource, group, version)`);
+        }
+      }
+    }
+  }
+  let out: GraphQLSchema;
+  try {
+    out = extendSchema(schema, doc);
+  } catch (e) {
+    throw new Error(`${where}: ${(e as Error).message}`);
+  }
+  for (const [typeName, fields] of Object.entries(ext.extension.resolvers ?? {})) {
+    const type = out.getType(typeName);
+    if (!(type instanceof GraphQLObjectType)) throw new Error(`${where}: resolvers for unknown type ${typeName}`);
+    for (const [name, fn] of Object.entries(fields)) {
+      const field = type.getFields()[name];
+      if (!field || typeof fn !== 'function') throw new Error(`${where}: resolver ${typeName}.${name} has no field, or is not a function`);
+      const key = typeName === 'Subscription' ? 'subscribe' : 'resolve';
+      field[key] = (root: unknown, args: unknown, ctx: GraphQLContext, info: unknown) =>
+        fn(root, args, { ...ctx, plugin: ext.plugin, ...opts.extensionContext?.(ext.plugin, ctx) }, info) as never;
+      if (key === 'subscribe') field.resolve = (payload: unknown) => payload;
+    }
+  }
+  return out;
 }
 
 /** Builds the schema for these entries. Throws SchemaNameClash on a name clash. */
@@ -238,5 +296,7 @@ export function buildGatewaySchema(entries: readonly ModelEntry[], opts: BuildOp
     types: extraTypes,
     directives: [...specifiedDirectives, authDirective],
   });
-  return applyAuthDirective(schema);
+  let full = schema;
+  for (const ext of opts.extensions?.() ?? []) full = applyExtension(full, ext, opts);
+  return applyAuthDirective(full);
 }

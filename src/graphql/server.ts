@@ -16,7 +16,7 @@ import { rejectUpgrade } from '../errors/http.js';
 import type { ModelEntry } from '../operations/index.js';
 import type { Authorizer, Caller } from '../rbac/authorizer.js';
 import type { Model } from '../registry/model.js';
-import { buildGatewaySchema, checkNames, type BuildOptions } from './build-schema.js';
+import { buildGatewaySchema, checkNames, type BuildOptions, type SchemaExtension } from './build-schema.js';
 import type { GraphQLContext } from './context.js';
 import { maskError, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
@@ -50,6 +50,10 @@ export interface GraphQLEndpoint {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** The schema requests are served with now. */
   schema(): GraphQLSchema;
+  /** Rebuilds the schema soon (the set of plugin GraphQL extensions changed). */
+  invalidate(): void;
+  /** Throws when the schema could not be built with `extension` added (a plugin's custom fields). */
+  checkExtension(extension: SchemaExtension): void;
   close(): Promise<void>;
 }
 
@@ -131,8 +135,13 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     }
     return p;
   };
+  const buildOptions = {
+    describeCaller: options.describeCaller,
+    extensions: options.extensions,
+    extensionContext: options.extensionContext,
+  };
   const holder = new SchemaHolder(
-    () => buildGatewaySchema(registry.entries(), { describeCaller: options.describeCaller }),
+    () => buildGatewaySchema(registry.entries(), buildOptions),
     (err) => logError(err),
   );
   const unsubscribe = registry.onChange(() => holder.invalidate());
@@ -248,6 +257,14 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       })();
     },
     schema: () => holder.current(),
+    invalidate: () => holder.invalidate(),
+    checkExtension(extension) {
+      const current = buildOptions.extensions?.() ?? [];
+      buildGatewaySchema(registry.entries(), {
+        ...buildOptions,
+        extensions: () => [...current.filter((e) => e.plugin !== extension.plugin), extension],
+      });
+    },
     async close() {
       unsubscribe();
       holder.stop();

@@ -40,6 +40,8 @@ export interface LifecycleOptions {
   pluginsDir: string;
   /** Told when the set of GraphQL extensions changes. */
   onGraphQLChange?: () => void;
+  /** Throws when a plugin's GraphQL extension cannot join the schema (e.g. a field without @auth). */
+  checkGraphQL?: (plugin: string, extension: GraphQLExtension) => void;
 }
 
 interface Runtime {
@@ -259,6 +261,7 @@ export class PluginController {
           models.map((x) => x.m),
           {
             plugin: name,
+            pluginVersion: manifest.version,
             platform: rt.source.platform,
             onProgress: (p) => {
               log.info({ plugin: name, model: p.model, index: p.index, processed: p.processed }, 'building index');
@@ -286,6 +289,11 @@ export class PluginController {
       }
       mounted = true;
       if (code?.graphql) {
+        try {
+          this.opts.checkGraphQL?.(name, code.graphql);
+        } catch (e) {
+          throw new PluginError(`${codeFile}: ${(e as Error).message}`);
+        }
         this.extensions.set(name, code.graphql);
         this.opts.onGraphQLChange?.();
       }

@@ -59,7 +59,7 @@ export async function loadPlugins(pluginsDir: string, registry: Registry, log: L
   for (const p of await discoverPlugins(pluginsDir)) {
     if (!p.manifest.enabled) continue;
     try {
-      await registry.registerAll(p.models, { plugin: p.manifest.name });
+      await registry.registerAll(p.models, { plugin: p.manifest.name, pluginVersion: p.manifest.version });
       started.push(p);
     } catch (e) {
       log.error({ plugin: p.manifest.name, err: (e as Error).message }, 'plugin models refused');

@@ -15,6 +15,12 @@ export class RegistrationError extends Error {
 export interface CompileOptions {
   /** Plugin declaring the model; reserved groups are refused for plugins. */
   plugin?: string;
+  /**
+   * Version of the declaring plugin (its manifest's spec.version). Stores use it to tell a newer
+   * declaration of a model's indexes from an older one when several gateway processes share a
+   * database (store/mongo/indexes.ts).
+   */
+  pluginVersion?: string;
   /** Platform kinds may use the reserved groups and extra top-level fields. */
   platform?: boolean;
   extraTopLevel?: string[];
@@ -94,6 +100,7 @@ export function compileModel(decl: ModelDeclaration, opts: CompileOptions = {}):
     index: (name) => byName.get(name),
     storage: {
       key,
+      ...(opts.pluginVersion !== undefined && { version: opts.pluginVersion }),
       indexes: indexes.map(({ name, unique, order, fingerprint }) => ({ name, unique, order, fingerprint })),
       indexValues(obj) {
         const out: IndexValues = {};

@@ -31,6 +31,11 @@ export interface StorageModel {
   key: string;
   /** Every index of the model, the four defaults included (see registry/indexes.ts). */
   indexes: IndexDescriptor[];
+  /**
+   * Version of the declaration (the plugin's version), when known. A store shared by several
+   * processes never lets an older declaration remove or redefine an index a newer one made.
+   */
+  version?: string;
   /** Computes the index values of an object. Pure and synchronous. */
   indexValues(obj: ApiObject): IndexValues;
 }

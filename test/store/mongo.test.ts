@@ -12,6 +12,7 @@ import { BASE, makeModel, query, req, runStoreContract, widget } from './contrac
 import { createMongoStore } from '../../src/store/mongo/index.js';
 import { collectionNames, encodeObject } from '../../src/store/mongo/document.js';
 import { pad, SEGMENT } from '../../src/store/mongo/feed.js';
+import { compareVersions, isNewer } from '../../src/store/mongo/indexes.js';
 import { toFilter, toSort } from '../../src/store/mongo/query.js';
 import type { Store } from '../../src/store/types.js';
 
@@ -168,6 +169,33 @@ describe('mongodb adapter internals', () => {
     const byName = await explain({ filter: { _id: 'w-1' } });
     expect(byName.filterPushdown).toBe(true);
     expect(byName.queryPlanner.Plan.join('\n')).not.toMatch(/USING INDEX/);
+  });
+
+  it('orders plugin versions part by part', () => {
+    expect(compareVersions('1.10.0', '1.9.0')).toBeGreaterThan(0);
+    expect(compareVersions('2.0.0', '10.0.0')).toBeLessThan(0);
+    expect(compareVersions('1.0.0', '1.0.0')).toBe(0);
+    expect(compareVersions('1.0.1', '1.0')).toBeGreaterThan(0);
+    expect(isNewer({ name: 'x', fingerprint: 'f', unique: false, version: '1.2.0' }, '1.1.9')).toBe(true);
+    expect(isNewer({ name: 'x', fingerprint: 'f', unique: false, version: '1.2.0' }, undefined)).toBe(false);
+    expect(isNewer({ name: 'x', fingerprint: 'f', unique: false }, '1.0.0')).toBe(false);
+  });
+
+  it('changes a model schema only under its lease; a lease whose holder died is taken over', async () => {
+    const model = makeModel(BASE, 'lease.example.com/v1/widgets');
+    const leases = client.db(database).collection<{ _id: string; owner: string; until: Date }>('_svc_models');
+    const id = `#lease ${model.key}`;
+    // held by a live process: model() waits
+    await leases.insertOne({ _id: id, owner: 'someone-else', until: new Date(Date.now() + 60_000) });
+    let opened = false;
+    const opening = store.model(model).then((ms) => ((opened = true), ms));
+    await new Promise((r) => setTimeout(r, 600));
+    expect(opened).toBe(false);
+    // its holder died (the lease stops being renewed and expires): taken over
+    await leases.updateOne({ _id: id }, { $set: { until: new Date(Date.now() - 1) } });
+    const ms = await opening;
+    await ms.create(widget('after-lease'));
+    expect(await leases.findOne({ _id: id })).toBeNull(); // released after the sync
   });
 
   it('reports Unavailable when the server cannot be reached', async () => {

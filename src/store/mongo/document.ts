@@ -29,6 +29,12 @@ export interface StoredDoc {
   f?: string;
   i: Record<string, string[]>;
   s: Record<string, string>;
+  /**
+   * Written by a process that could not compute every index of the model (an older plugin
+   * version lacking a newer version's indexFunc): the newer process recomputes it on its next
+   * sync (indexes.ts).
+   */
+  r?: true;
 }
 
 /** Makes an index name usable as one field name: no `.` (path separator) and no `$`. Reversible. */

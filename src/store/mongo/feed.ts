@@ -35,6 +35,7 @@ import { expired, type ChangeLog, type FeedRetention } from '../feed/index.js';
 import type { ApiObject } from '../object.js';
 import type { ChangeEvent, WatchEventType } from '../types.js';
 import { decodeObject, encodeObject, type EncodedObject, type StoredDoc } from './document.js';
+import { within } from './bounded.js';
 import { guard, isDuplicateKey } from './errors.js';
 
 export const FEED_META = '_svc_feed';
@@ -76,6 +77,8 @@ export class FeedWriter {
   readonly id = randomBytes(8).toString('hex');
   private lastRenewed = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The renewal in flight: renewals never overlap (a stalled server would pile them up). */
+  private renewing: Promise<void> | undefined;
   private readonly meta: Collection<MetaDoc>;
   /** Entries whose confirm/abort failed; retried with every lease renewal. */
   readonly unresolved = new Map<string, { coll: Collection<FeedDoc>; s: 'c' | 'a' }>();
@@ -101,17 +104,24 @@ export class FeedWriter {
     return Date.now() - this.lastRenewed <= LEASE_SELF_STALE_MS;
   }
 
-  private async renew(): Promise<void> {
+  private renew(): Promise<void> {
+    this.renewing ??= this.renewOnce().finally(() => (this.renewing = undefined));
+    return this.renewing;
+  }
+
+  private async renewOnce(): Promise<void> {
     const started = Date.now();
     try {
-      await this.meta.updateOne({ _id: `writer:${this.id}` }, { $set: { at: new Date() } }, { upsert: true });
-      this.lastRenewed = started;
+      // A renewal that took longer than the lease is useless: give up on it (and its connection).
+      await this.meta.updateOne({ _id: `writer:${this.id}` }, { $set: { at: new Date() } }, { upsert: true, ...within(LEASE_SELF_STALE_MS) });
+      // Never backwards: the lease is as fresh as the latest renewal that started and succeeded.
+      if (started > this.lastRenewed) this.lastRenewed = started;
     } catch {
       return;
     }
     for (const [id, u] of this.unresolved) {
       try {
-        await u.coll.updateOne({ _id: id, s: 'p' }, { $set: { s: u.s } });
+        await u.coll.updateOne({ _id: id, s: 'p' }, { $set: { s: u.s } }, within(LEASE_SELF_STALE_MS));
         this.unresolved.delete(id);
       } catch {
         break;
@@ -160,6 +170,8 @@ export class MongoChangeLog implements ChangeLog {
     private readonly writer: FeedWriter,
     private readonly retention: FeedRetention,
     private readonly seg: bigint = SEGMENT,
+    /** Time bound of the writer side's operations, which run inside requests (bounded.ts). */
+    private readonly opMs?: number,
   ) {
     this.meta = db.collection<MetaDoc>(FEED_META);
   }
@@ -196,7 +208,7 @@ export class MongoChangeLog implements ChangeLog {
       };
       if (c.previous && c.type === 'MODIFIED') doc.b = encodeObject(c.previous);
       try {
-        await guard(() => this.coll(p).insertOne(doc));
+        await guard(() => this.coll(p).insertOne(doc, within(this.opMs)));
       } catch (e) {
         if (!isDuplicateKey(e)) throw e;
         if (this.known < p) this.known = p; // p exists
@@ -224,7 +236,7 @@ export class MongoChangeLog implements ChangeLog {
   async finish(position: string, s: 'c' | 'a'): Promise<void> {
     const coll = this.coll(BigInt(position));
     try {
-      await coll.updateOne({ _id: position, s: 'p' }, { $set: { s } });
+      await coll.updateOne({ _id: position, s: 'p' }, { $set: { s } }, within(this.opMs));
     } catch {
       this.writer.unresolved.set(position, { coll, s });
     }
@@ -279,8 +291,9 @@ export class MongoChangeLog implements ChangeLog {
     return top;
   }
 
-  private async hint(): Promise<bigint> {
-    const h = await guard(() => this.meta.findOne({ _id: `head:${this.key}` }));
+  /** The head hint; `writing`: on the writer side of a request (time-bounded). */
+  private async hint(writing = false): Promise<bigint> {
+    const h = await guard(() => this.meta.findOne({ _id: `head:${this.key}` }, writing ? within(this.opMs) : {}));
     return h?.n ? BigInt(h.n) : 0n;
   }
 
@@ -292,7 +305,7 @@ export class MongoChangeLog implements ChangeLog {
   private async candidate(): Promise<bigint> {
     if (Date.now() - this.knownAt > LEASE_REFRESH_MS) {
       this.knownAt = Date.now();
-      const hint = await this.hint();
+      const hint = await this.hint(true);
       if (hint > this.known) this.known = hint;
     }
     this.reserved = (this.known > this.reserved ? this.known : this.reserved) + 1n;

@@ -15,11 +15,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type Collection, type Db } from 'mongodb';
+import { bounded } from './bounded.js';
 import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
 import { Claims, type ClaimDoc } from './claims.js';
-import { collectionNames, fromDoc, toDoc, uniqueValues, type StoredDoc } from './document.js';
+import { collectionNames, enc, fromDoc, toDoc, uniqueValues, type StoredDoc } from './document.js';
 import { guard, isDuplicateKey } from './errors.js';
-import { ensureCollection, MODELS_COLLECTION, syncModel, type ModelRecord } from './indexes.js';
+import { watchStalledWrites } from './stalled-writes.js';
+import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
+import { valuesAtPath } from '../../registry/indexes.js';
 import { toFilter, toSort } from './query.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
 import { StoreError } from '../errors.js';
@@ -49,6 +52,12 @@ export interface MongoStoreOptions {
   feed?: SharedFeedOptions;
   /** Positions per feed segment collection (default 1024); small values are for tests. */
   feedSegment?: number;
+  /**
+   * Time bound of each driver operation of a request (reads, writes, claims, feed entries), so
+   * one the store deadline gave up on is cancelled and frees its connection (bounded.ts). The
+   * gateway passes its store deadline. Index builds and feed polling are not bounded.
+   */
+  operationTimeoutMS?: number;
 }
 
 export async function createMongoStore(options: MongoStoreOptions): Promise<Store> {
@@ -77,6 +86,8 @@ class MongoStore implements Store {
   private readonly retention: FeedRetention;
   /** Whether the server is FerretDB (non-atomic conditional writes, see cas.ts); asked once. */
   private ferret?: Promise<boolean>;
+  /** Stops the rescue of writes the driver would wait on forever (stalled-writes.ts). */
+  private readonly stopRescue: () => void;
 
   constructor(
     private readonly client: MongoClient,
@@ -85,6 +96,7 @@ class MongoStore implements Store {
   ) {
     this.writer = new FeedWriter(db);
     this.retention = options.retention ?? retentionFromEnv();
+    this.stopRescue = watchStalledWrites(client);
   }
 
   /**
@@ -103,7 +115,13 @@ class MongoStore implements Store {
     const f = this.feed(model.key, names.feed, objects);
     let route = this.routes.get(model.key);
     if (!route) this.routes.set(model.key, (route = { handles: new Set() }));
-    const next = new MongoModelStore(model, objects, claims, cas, f.log, f.feed, route);
+    // The request path gets time-bounded collections (see bounded.ts); the setup below does not.
+    const ms = this.options.operationTimeoutMS;
+    const bObjects = bounded(objects, ms);
+    const bClaims = bounded(this.db.collection<ClaimDoc>(names.claims), ms);
+    const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms));
+    const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
+    const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects), bCas, f.log, f.feed, route, bounded(models, ms));
     const before = route.write;
     route.write = next;
     try {
@@ -114,8 +132,7 @@ class MongoStore implements Store {
         guard(async () => {
           await ensureCollection(this.db, names.objects);
           await ensureCollection(this.db, names.claims);
-          const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
-          await syncModel({ objects, claims, models, cas }, model, onProgress);
+          next.setForeign(await syncModel({ objects, claims, models, cas }, model, onProgress));
         }),
       );
     } catch (e) {
@@ -137,6 +154,7 @@ class MongoStore implements Store {
         this.writer,
         this.retention,
         this.options.feedSegment ? BigInt(this.options.feedSegment) : undefined,
+        this.options.operationTimeoutMS,
       );
       this.feeds.set(key, (f = { log, feed: new SharedFeed(log, this.options.feed) }));
     }
@@ -162,10 +180,41 @@ class MongoStore implements Store {
     for (const f of this.feeds.values()) f.feed.close();
     await this.writer.close();
     await this.client.close();
+    this.stopRescue();
   }
 }
 
 const newIncarnation = () => randomBytes(8).toString('hex');
+
+/** How often a handle re-reads which indexes a newer declaration of its model made. */
+const FOREIGN_REFRESH_MS = 2000;
+
+/**
+ * `model` with the indexes of a newer declaration in place of its own of the same name: a path
+ * index computes its values from the path; an indexFunc one computes none (its stored values are
+ * carried over by updates).
+ */
+function withForeign(model: StorageModel, foreign: RecordedIndex[]): StorageModel {
+  if (!foreign.length) return model;
+  const names = new Set(foreign.map((r) => r.name));
+  const paths = foreign.flatMap((r) => {
+    const p = /^path:([^|]+)/.exec(r.fingerprint)?.[1];
+    return p ? [{ name: r.name, segs: p.split('.') }] : [];
+  });
+  return {
+    ...model,
+    indexes: [
+      ...model.indexes.filter((d) => !names.has(d.name)),
+      ...foreign.map((r) => ({ name: r.name, unique: r.unique, order: r.order ?? 'ASC', fingerprint: r.fingerprint })),
+    ],
+    indexValues(obj) {
+      const out = model.indexValues(obj);
+      for (const n of names) delete out[n];
+      for (const p of paths) out[p.name] = [...new Set(valuesAtPath(obj, p.segs))];
+      return out;
+    },
+  };
+}
 
 async function retryUnavailable<T>(fn: () => Promise<T>, attempts = 4): Promise<T> {
   for (let i = 1; ; i++) {
@@ -195,7 +244,63 @@ class MongoModelStore implements ModelStore {
     private readonly log: MongoChangeLog,
     private readonly feed: SharedFeed,
     private readonly route: MongoRoute,
+    private readonly models: Collection<ModelRecord>,
   ) {}
+
+  /** Indexes of a newer declaration of this model (another process's plugin version). */
+  private foreign: RecordedIndex[] = [];
+  private foreignRead = 0;
+  private eff?: StorageModel;
+
+  /** After a sync: the newer declaration's indexes it kept. */
+  setForeign(foreign: RecordedIndex[]): void {
+    this.foreign = foreign;
+    this.foreignRead = Date.now();
+    this.eff = undefined;
+  }
+
+  /**
+   * The model as this handle writes it: its own indexes, plus those a newer declaration made
+   * (read from the model record, at most every FOREIGN_REFRESH_MS), so a write by an older
+   * process keeps the newer indexes and their unique claims. A newer path index is computed
+   * from its path; a newer indexFunc index (code this process doesn't have) keeps its stored
+   * values (carryOver).
+   */
+  private async effective(): Promise<StorageModel> {
+    if (this.model.version === undefined) return this.model;
+    if (Date.now() - this.foreignRead > FOREIGN_REFRESH_MS) {
+      const recorded = await readRecord(this.models, this.model.key);
+      this.setForeign(
+        recorded.filter((r) => {
+          const d = this.model.indexes.find((x) => x.name === r.name);
+          return (!d || d.fingerprint !== r.fingerprint || d.unique !== r.unique) && isNewer(r, this.model.version);
+        }),
+      );
+    }
+    this.eff ??= withForeign(this.model, this.foreign);
+    return this.eff;
+  }
+
+  /** Names of the newer declaration's indexes this process has no code for. */
+  private cannotCompute(): Set<string> {
+    return new Set(this.foreign.filter((r) => !r.fingerprint.startsWith('path:')).map((r) => r.name));
+  }
+
+  /**
+   * Keeps the stored values of indexes this handle cannot compute (see effective()), and flags
+   * the object for the newer process to recompute them.
+   */
+  private carryOver(m: StorageModel, current: Pick<StoredDoc, 'i' | 's'>, doc: StoredDoc): void {
+    const uncomputable = this.cannotCompute();
+    if (uncomputable.size) doc.r = true;
+    const computed = new Set(m.indexes.filter((d) => !uncomputable.has(d.name)).map((d) => enc(d.name)));
+    for (const [k, values] of Object.entries(current.i ?? {})) {
+      if (computed.has(k) || doc.i[k] !== undefined) continue;
+      doc.i[k] = values;
+      const sv = current.s?.[k];
+      if (sv !== undefined) doc.s[k] = sv;
+    }
+  }
 
   /** Resolves when no write of this handle is in progress. */
   drained(): Promise<void> {
@@ -236,9 +341,11 @@ class MongoModelStore implements ModelStore {
   private doCreate(obj: ApiObject): Promise<ApiObject> {
     return guard(async () => {
       const g = newIncarnation();
-      const doc = toDoc(this.model, obj, g);
+      const m = await this.effective();
+      const doc = toDoc(m, obj, g);
+      if (this.cannotCompute().size) doc.r = true;
       // Unique values first: a create that loses a value never touches the feed.
-      const acquired = await this.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(this.model, doc));
+      const acquired = await this.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(m, doc));
       let f: string;
       try {
         f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
@@ -274,13 +381,15 @@ class MongoModelStore implements ModelStore {
   private doUpdate(obj: ApiObject, expectedVersion: number): Promise<ApiObject> {
     return guard(async () => {
       const name = obj.metadata.name;
-      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, i: 1, o: 1, f: 1 } });
+      const m = await this.effective();
+      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, i: 1, s: 1, o: 1, f: 1 } });
       if (!current) throw notFound(name);
       if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
 
-      const doc = toDoc(this.model, obj, current.g);
+      const doc = toDoc(m, obj, current.g);
+      this.carryOver(m, current, doc);
       // Unique values first: an update that loses a value never touches the feed.
-      const acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(this.model, doc));
+      const acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(m, doc));
       let f: string;
       try {
         f = await this.log.begin({
@@ -316,8 +425,8 @@ class MongoModelStore implements ModelStore {
         throw now ? conflict(name, expectedVersion) : notFound(name);
       }
       // The replaced document is the one read above: release the unique values it dropped.
-      const kept = new Set(uniqueValues(this.model, doc).map((u) => `${u.index}\n${u.value}`));
-      const dropped = uniqueValues(this.model, current).filter((u) => !kept.has(`${u.index}\n${u.value}`));
+      const kept = new Set(uniqueValues(m, doc).map((u) => `${u.index}\n${u.value}`));
+      const dropped = uniqueValues(m, current).filter((u) => !kept.has(`${u.index}\n${u.value}`));
       await this.log.finish(f, 'c');
       this.feed.wake();
       await this.claims.release(name, doc.g, doc.v, dropped);
@@ -327,6 +436,7 @@ class MongoModelStore implements ModelStore {
 
   private doRemove(name: string, expectedVersion: number): Promise<void> {
     return guard(async () => {
+      const m = await this.effective();
       const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, o: 1, f: 1 } });
       if (!current) throw notFound(name);
       if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
@@ -348,7 +458,7 @@ class MongoModelStore implements ModelStore {
       }
       await this.log.finish(f, 'c');
       this.feed.wake();
-      await this.claims.release(name, doc.g, undefined, uniqueValues(this.model, doc));
+      await this.claims.release(name, doc.g, undefined, uniqueValues(m, doc));
     });
   }
 

@@ -12,6 +12,7 @@
  * new or whose fingerprint changed gets its values recomputed over the stored objects (a cursor,
  * bulkWrite per batch: never all objects in memory); removed indexes are dropped.
  */
+import { randomBytes } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Cas } from './cas.js';
 import { isDuplicateKey } from './errors.js';
@@ -28,17 +29,48 @@ export const BATCH_SIZE = 500;
  */
 const UPDATES_PER_COMMAND = 50;
 
+/** One index as recorded: what it is and which declaration (plugin version) made it. */
+export interface RecordedIndex {
+  name: string;
+  fingerprint: string;
+  unique: boolean;
+  order?: 'ASC' | 'DESC';
+  /** Version of the declaration that made it (absent: unknown / platform). */
+  version?: string;
+}
+
 /** An array, not a map: index names contain `.`, which is not allowed in field names. */
 export interface ModelRecord {
   _id: string;
-  indexes: { name: string; fingerprint: string; unique: boolean }[];
+  indexes: RecordedIndex[];
 }
+
+/**
+ * Orders two plugin versions: numeric dot/dash-separated parts compare as numbers, others as
+ * text (1.10.0 > 1.9.0, 2.0.0 > 2.0.0-rc1 is not attempted: a pre-release sorts after).
+ */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[.+-]/);
+  const pb = b.split(/[.+-]/);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i] ?? '';
+    const y = pb[i] ?? '';
+    if (x === y) continue;
+    if (/^\d+$/.test(x) && /^\d+$/.test(y)) return Number(x) - Number(y);
+    return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** Whether a recorded index was made by a newer declaration than `version`. */
+export const isNewer = (r: RecordedIndex, version: string | undefined): boolean =>
+  version !== undefined && r.version !== undefined && compareVersions(r.version, version) > 0;
 
 type Named = IndexDescription & { name: string };
 
 /** The MongoDB indexes a model needs on its object collection (besides `_id_`). */
-export function physicalIndexes(model: StorageModel): Named[] {
-  return secondaryIndexes(model).flatMap((d) => {
+export function physicalIndexes(model: StorageModel, extra: Pick<IndexDescriptor, 'name' | 'order'>[] = []): Named[] {
+  return [...secondaryIndexes(model), ...extra].flatMap((d) => {
     const dir = d.name === CREATION_INDEX || d.order === 'DESC' ? -1 : 1;
     return [
       { name: `f:${d.name}`, key: { [`i.${enc(d.name)}`]: 1 } },
@@ -78,19 +110,87 @@ export interface SyncContext {
   cas: Cas;
 }
 
-/** Brings the collection's indexes and stored index values in line with `model`. Idempotent. */
+/** How long a model's schema lease lasts unless renewed (a crashed holder's lease expires). */
+export const LEASE_MS = 30_000;
+
+/**
+ * Runs `fn` while holding the model's schema lease: a document `#lease <key>` in `_svc_models`,
+ * taken by inserting it (the insert of an `_id` is atomic on every backend), renewed every
+ * LEASE_MS/3 while held, deleted afterwards, and taken over once expired. So two gateway
+ * processes never change one model's indexes, claims or record at the same time.
+ */
+export async function withSchemaLease<T>(models: Collection<ModelRecord>, key: string, fn: () => Promise<T>): Promise<T> {
+  const leases = models as unknown as Collection<{ _id: string; owner: string; until: Date }>;
+  const id = `#lease ${key}`;
+  const owner = randomBytes(8).toString('hex');
+  for (;;) {
+    try {
+      await leases.insertOne({ _id: id, owner, until: new Date(Date.now() + LEASE_MS) });
+      break;
+    } catch (e) {
+      if (!isDuplicateKey(e)) throw e;
+    }
+    const held = await leases.findOne({ _id: id });
+    if (held && new Date(held.until).getTime() < Date.now()) {
+      await leases.deleteOne({ _id: id, owner: held.owner }); // its holder died: take it over
+      continue;
+    }
+    await new Promise((r) => setTimeout(r, 100 + Math.random() * 100));
+  }
+  const renew = setInterval(() => {
+    leases.updateOne({ _id: id, owner }, { $set: { until: new Date(Date.now() + LEASE_MS) } }).catch(() => undefined);
+  }, LEASE_MS / 3);
+  renew.unref();
+  try {
+    return await fn();
+  } finally {
+    clearInterval(renew);
+    // Released at once if at all possible (a lease left behind makes the next sync wait for it
+    // to expire), e.g. after the connection dropped mid-sync.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await leases.deleteOne({ _id: id, owner });
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+      }
+    }
+  }
+}
+
+/**
+ * Brings the collection's indexes and stored index values in line with `model`, under the
+ * model's schema lease. Idempotent. Version check: an index recorded by a newer declaration
+ * than `model.version` (another gateway process running a newer plugin version) is neither
+ * dropped nor redefined: its physical indexes, values and claims stay, and it stays in the
+ * record. Returns those indexes; the model's handles keep them up to date (index.ts).
+ */
 export async function syncModel(
   ctx: SyncContext,
   model: StorageModel,
   onProgress?: (p: IndexBuildProgress) => void,
-): Promise<void> {
-  const { objects, claims, models } = ctx;
-  await reconcile(objects, physicalIndexes(model));
+): Promise<RecordedIndex[]> {
+  return withSchemaLease(ctx.models, model.key, () => syncLocked(ctx, model, onProgress));
+}
 
-  const stored: Record<string, ModelRecord['indexes'][number]> = Object.fromEntries(
+async function syncLocked(
+  ctx: SyncContext,
+  model: StorageModel,
+  onProgress?: (p: IndexBuildProgress) => void,
+): Promise<RecordedIndex[]> {
+  const { objects, claims, models } = ctx;
+  const stored: Record<string, RecordedIndex> = Object.fromEntries(
     ((await models.findOne({ _id: model.key }))?.indexes ?? []).map((r) => [r.name, r]),
   );
-  const current = secondaryIndexes(model);
+  // Indexes a newer declaration made that this one lacks or defines differently: kept as they are.
+  const foreign = Object.values(stored).filter((r) => {
+    const d = model.indexes.find((x) => x.name === r.name);
+    return (!d || d.fingerprint !== r.fingerprint || d.unique !== r.unique) && isNewer(r, model.version);
+  });
+  const foreignNames = new Set(foreign.map((r) => r.name));
+  const current = secondaryIndexes(model).filter((d) => !foreignNames.has(d.name));
+  await reconcile(objects, physicalIndexes({ ...model, indexes: current }, foreign.map((r) => ({ name: r.name, order: r.order ?? 'ASC' }))));
+
   const rebuild = current.filter((d) => stored[d.name]?.fingerprint !== d.fingerprint);
   // Unique indexes whose claims must be (re)made: values changed, or newly unique.
   const reclaim = current.filter((d) => d.unique && (rebuild.includes(d) || !stored[d.name]?.unique));
@@ -98,6 +198,7 @@ export async function syncModel(
   // Forget what no longer applies: claims of indexes that are gone, no longer unique or rebuilt;
   // values of indexes that are gone.
   for (const [name, info] of Object.entries(stored)) {
+    if (foreignNames.has(name)) continue;
     const d = current.find((x) => x.name === name);
     if (info.unique && (!d || !d.unique || reclaim.includes(d))) await claims.dropIndex(name);
     if (!d) {
@@ -106,17 +207,53 @@ export async function syncModel(
     }
   }
 
-  if (rebuild.length || reclaim.length) await rebuildValues(ctx, model, rebuild, reclaim, onProgress);
+  if (rebuild.length || reclaim.length) await rebuildValues(ctx, { ...model, indexes: current }, rebuild, reclaim, onProgress);
+  if (!foreign.length) await repairFlagged(ctx, model);
 
-  const record = current.map((d) => ({ name: d.name, fingerprint: d.fingerprint, unique: d.unique }));
+  const record: RecordedIndex[] = [
+    ...current.map((d) => ({
+      name: d.name,
+      fingerprint: d.fingerprint,
+      unique: d.unique,
+      order: d.order,
+      ...(model.version !== undefined && { version: model.version }),
+    })),
+    ...foreign,
+  ];
   await upsertRecord(models, model.key, record);
+  return foreign;
+}
+
+/**
+ * Recomputes every index of objects an older process flagged (`r`) because it lacked code for
+ * some of them, under the compare-and-set writers use (a newer write has fresh values anyway).
+ */
+async function repairFlagged(ctx: SyncContext, model: StorageModel): Promise<void> {
+  for (;;) {
+    const batch = await ctx.objects.find({ r: true }, { projection: { _id: 1, v: 1, g: 1, o: 1 } }).limit(BATCH_SIZE).toArray();
+    if (!batch.length) return;
+    let progressed = false;
+    for (const doc of batch) {
+      const { i, s } = indexFields(model, fromDoc(doc));
+      const done = await ctx.cas.run(doc._id, doc.g, doc.v, async (filter) =>
+        (await ctx.objects.updateOne(filter, { $set: { i, s }, $unset: { r: '' } })).matchedCount ? true : null,
+      );
+      if (done) progressed = true;
+    }
+    if (!progressed) return; // everything left is being rewritten right now
+  }
+}
+
+/** The recorded indexes of a model (for handles keeping other declarations' indexes). */
+export async function readRecord(models: Collection<ModelRecord>, key: string): Promise<RecordedIndex[]> {
+  return (await models.findOne({ _id: key }))?.indexes ?? [];
 }
 
 /**
  * Two gateway processes starting together upsert the same record; MongoDB can fail one upsert
  * with a duplicate key (E11000) when both try to insert. The record exists then: write again.
  */
-async function upsertRecord(models: Collection<ModelRecord>, key: string, indexes: ModelRecord['indexes']): Promise<void> {
+async function upsertRecord(models: Collection<ModelRecord>, key: string, indexes: RecordedIndex[]): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await models.replaceOne({ _id: key }, { indexes }, { upsert: true });
