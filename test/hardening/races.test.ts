@@ -124,7 +124,10 @@ describe.each(STORES)('kill -9 of the gateway while 20 clients create (%s)', (ki
         }
       }
     });
-    await sleep(1500);
+    // Kill mid-stream once writes are flowing (a fresh gateway under load can take seconds to
+    // acknowledge its first creates; a fixed delay then killed it before any was acknowledged).
+    for (const until = Date.now() + 30_000; acknowledged.length < 20 && Date.now() < until; ) await sleep(50);
+    await sleep(500);
     const killedAt = Date.now();
     await proc.kill('SIGKILL');
     stop = true;
