@@ -1,5 +1,6 @@
 /**
- * `npm run bench`: list-query scaling (issue 3) and GraphQL overhead (issue 4).
+ * `npm run bench`: list-query scaling (issue 3), GraphQL overhead (issue 4), RBAC cost (issue 8)
+ * and watch delivery (issue 10, bench/lib/watch-bench.ts; BENCH_WATCH=only runs it alone).
  *
  * For each store (embedded SQLite; MongoDB = MONGODB_URL or a throw-away FerretDB from
  * scripts/ferretdb.ts) and each size (ascending, grown in place):
@@ -52,7 +53,9 @@ import { machineInfo } from './lib/machine.js';
 import { parseOptions, type BenchOptions, type StoreKind } from './lib/options.js';
 import { busiestProfile, summarize } from './lib/profile.js';
 import { seed } from './lib/seed.js';
+import { benchWatch, type WatchBenchResult } from './lib/watch-bench.js';
 import { BENCH_USER, BENCH_USER_PASSWORD, RBAC_BINDINGS, RBAC_ROLES, seedRbac } from './lib/rbac-seed.js';
+import { measureAuthPath, type MicroResult } from './lib/rbac-micro.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PLUGINS_DIR = join(repoRoot, 'plugins');
@@ -136,6 +139,8 @@ interface StoreResult {
   label: string;
   sizes: SizeResult[];
   notes: string[];
+  /** Issue 8: µs per request of authentication + authorization in-process (rbac-micro.ts). */
+  authPath?: MicroResult;
 }
 
 function scenarios(kind: StoreKind, size: number, lo: ListRequestOptions): Scenario[] {
@@ -425,6 +430,12 @@ async function benchStore(o: BenchOptions, kind: StoreKind): Promise<StoreResult
   const rbac = await seedRbac(setup.config, o.seedConcurrency);
   console.log(`  stored ${RBAC_ROLES} roles and ${RBAC_BINDINGS} role bindings in ${fmt(rbac.seconds, 1)} s (non-admin user "${BENCH_USER}", Person public by template)`);
   result.notes.push(`RBAC objects stored for every size: ${RBAC_ROLES} roles, ${RBAC_BINDINGS} role bindings.`);
+  if (!o.scenarios || o.scenarios.some((id) => id.startsWith('rest-get'))) {
+    const paths = Array.from({ length: Math.max(...o.sizes) }, (_, i) => `${COLLECTION_PATH}/${objectName(i)}`);
+    const m = await measureAuthPath(setup.config, PLUGINS_DIR, { admin: `admin:${ADMIN_PASSWORD}`, user: `${BENCH_USER}:${BENCH_USER_PASSWORD}` }, paths);
+    result.authPath = m;
+    console.log(`  authentication + authorization in-process, per GET …/persons/<name> over ${paths.length} names: admin ${fmt(m.admin, 2)} µs, user ${fmt(m.user, 2)} µs, anonymous ${fmt(m.anonymous, 2)} µs`);
+  }
   for (const size of o.sizes) {
     const sizeStarted = performance.now();
     console.log(`\n--- ${kind}, ${size.toLocaleString('en-US')} objects ---`);
@@ -578,6 +589,18 @@ function report(o: BenchOptions, results: StoreResult[]): string {
       }
     }
   }
+  for (const r of results) {
+    if (!r.authPath) continue;
+    const getRps = r.sizes.map((s) => s.runs['rest-get'] && med(s.runs['rest-get'], (x) => x.rps)).find((v) => v !== undefined);
+    for (const [who, us] of Object.entries(r.authPath)) {
+      rows.push({ issue: '8', store: r.store, what: `(info) µs per request for authentication + authorization, ${who}, in-process (1,000 roles, 10,000 bindings)`, value: us, target: '—' });
+    }
+    if (getRps !== undefined) {
+      // The gateway serves on one thread: 1/rps is at most the time it spends per request.
+      const share = (r.authPath.admin * getRps) / 1e6;
+      rows.push({ issue: '8', store: r.store, what: `(info) share of an admin REST get (1 / ${fmt(getRps)} req/s) spent authenticating and authorizing, at least`, value: share, target: '—' });
+    }
+  }
   lines.push('\n### Ratios\n');
   lines.push('| issue | store | ratio | value | target | result |');
   lines.push('|---|---|---|---:|---|---|');
@@ -590,6 +613,44 @@ function report(o: BenchOptions, results: StoreResult[]): string {
     `\nSettings: sizes ${o.sizes.join(', ')}; ${o.rounds} rounds × up to ${o.requests} requests per scenario at concurrency ${o.concurrency} ` +
       `(time budget ${o.maxSeconds} s per run, ≥ ${o.minRequests}), ${o.warmup} warm-up requests; list page ${o.page}, size ${o.pageSize}. ` +
       'Throughput and latency are medians over rounds; ratios between scenarios are medians of per-round ratios.',
+  );
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Watch (issue 10): bench/lib/watch-bench.ts on a fresh database per store.
+
+async function benchWatchStore(o: BenchOptions, kind: StoreKind): Promise<WatchBenchResult> {
+  console.log(`\n=== watch: ${kind} ===`);
+  const setup = await setupStore(kind);
+  console.log(`  ${setup.label}`);
+  return benchWatch({
+    kind,
+    dataDir: setup.config.dataDir,
+    mongodbUrl: setup.config.mongodbUrl,
+    pluginsDir: PLUGINS_DIR,
+    adminPassword: ADMIN_PASSWORD,
+    watchers: o.watchers,
+    rate: o.watchRate,
+    seconds: o.watchSeconds,
+    concurrency: o.concurrency,
+  });
+}
+
+function watchReport(o: BenchOptions, results: WatchBenchResult[]): string {
+  const lines = ['\n### Watch (issue 10)\n', '| store | measure | value | target | result |', '|---|---|---:|---|---|'];
+  for (const r of results) {
+    const store = r.store === 'mongodb' ? 'mongodb (watchers on gateway 1, writes on gateway 2)' : 'embedded (one gateway)';
+    for (const row of r.rows) {
+      const result = row.pass === undefined ? 'info' : row.pass ? 'PASS' : 'MISS';
+      const v = row.unit === '' ? fmt(row.value, 3) : `${fmt(row.value, row.value < 10 ? 2 : 0)} ${row.unit}`;
+      lines.push(`| ${store} | ${row.what} | ${v} | ${row.target} | ${result} |`);
+    }
+    for (const n of r.notes) lines.push(`\n${r.store}: ${n}`);
+  }
+  lines.push(
+    `\nSettings: ${o.watchers} WebSocket watchers (one client process); write phases of ${o.watchSeconds} s, ${o.concurrency} creates in flight ` +
+      `(closed loop); ${o.watchRate} writes/s offered (open loop) in the delivery phase.`,
   );
   return lines.join('\n');
 }
@@ -609,13 +670,16 @@ async function main(): Promise<void> {
   );
   const started = performance.now();
   const results: StoreResult[] = [];
-  for (const kind of o.stores) results.push(await benchStore(o, kind));
+  if (o.watch !== 'only') for (const kind of o.stores) results.push(await benchStore(o, kind));
+  const watched: WatchBenchResult[] = [];
+  if (o.watch !== 'off') for (const kind of o.stores) watched.push(await benchWatchStore(o, kind));
   console.log('\n=== results ===');
   console.log(`machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, node ${m.node}, SQLite ${m.sqlite}, ${m.os}`);
   const end = machineInfo();
   console.log(`load average at start ${m.loadavg}, at end ${end.loadavg}`);
   console.log(`gateway code at start: ${m.code}${end.code !== m.code ? `; CHANGED during the run, now: ${end.code}` : ''}`);
-  console.log(report(o, results));
+  if (results.length) console.log(report(o, results));
+  if (watched.length) console.log(watchReport(o, watched));
   console.log(`\ntotal time ${fmt((performance.now() - started) / 1000)} s`);
 }
 

@@ -68,8 +68,11 @@ export interface GatewayOptions {
   limits?: Partial<Limits>;
 }
 
-export function openStore(config: Config): Promise<Store> {
-  return config.mongodbUrl ? createMongoStore({ url: config.mongodbUrl }) : createEmbeddedStore({ dataDir: config.dataDir });
+/** `storeTimeoutMs`: the store deadline; MongoDB operations are also cancelled after it. */
+export function openStore(config: Config, storeTimeoutMs?: number): Promise<Store> {
+  return config.mongodbUrl
+    ? createMongoStore({ url: config.mongodbUrl, operationTimeoutMS: storeTimeoutMs })
+    : createEmbeddedStore({ dataDir: config.dataDir });
 }
 
 const HEALTH_TIMEOUT_MS = 3000;
@@ -78,7 +81,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const log = options.logger ?? pino({ level: config.logLevel });
 
   const limits = resolveLimits(process.env, options.limits);
-  const store = withDeadline(await openStore(config), limits.storeTimeoutMs);
+  const store = withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
   const registry = new Registry(store);

@@ -28,6 +28,11 @@ export interface BenchOptions {
   cpuProfDir?: string;
   /** Scenario ids to run (default all); ratios needing a skipped scenario are left out. */
   scenarios?: string[];
+  /** The watch benchmark (issue 10): after the list benchmark (on), alone (only), or not (off). */
+  watch: 'on' | 'off' | 'only';
+  watchers: number;
+  watchRate: number;
+  watchSeconds: number;
 }
 
 const HELP = `npm run bench [-- options]   (each option also as an environment variable)
@@ -44,6 +49,10 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --seed-concurrency=16        BENCH_SEED_CONCURRENCY creates in flight while seeding
   --page=1 --page-size=20      BENCH_PAGE, BENCH_PAGE_SIZE
   --cpu-prof=DIR               BENCH_CPU_PROF         profile the gateway child (node --cpu-prof) into DIR
+  --watch=on|off|only          BENCH_WATCH            the watch benchmark after (on), instead of (only) or without (off) the list one
+  --watchers=1000              BENCH_WATCHERS         WebSocket watchers on the watched gateway
+  --watch-rate=500             BENCH_WATCH_RATE       writes/s offered in the delivery phase
+  --watch-seconds=5            BENCH_WATCH_SECONDS    length of each write phase of the watch benchmark
   --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon
 `;
 
@@ -71,6 +80,10 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
       'page-size': { type: 'string' },
       'cpu-prof': { type: 'string' },
       scenarios: { type: 'string' },
+      watch: { type: 'string' },
+      watchers: { type: 'string' },
+      'watch-rate': { type: 'string' },
+      'watch-seconds': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -108,5 +121,14 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     pageSize: int('BENCH_PAGE_SIZE', get('page-size', 'BENCH_PAGE_SIZE', '20')),
     cpuProfDir: cpuProf ? cpuProf : undefined,
     scenarios: (values.scenarios ?? env.BENCH_SCENARIOS)?.split(',').map((x) => x.trim()).filter(Boolean),
+    watch: watchMode(get('watch', 'BENCH_WATCH', 'on')),
+    watchers: int('BENCH_WATCHERS', get('watchers', 'BENCH_WATCHERS', '1000')),
+    watchRate: int('BENCH_WATCH_RATE', get('watch-rate', 'BENCH_WATCH_RATE', '500')),
+    watchSeconds: int('BENCH_WATCH_SECONDS', get('watch-seconds', 'BENCH_WATCH_SECONDS', '5')),
   };
+}
+
+function watchMode(v: string): 'on' | 'off' | 'only' {
+  if (v !== 'on' && v !== 'off' && v !== 'only') throw new Error(`BENCH_WATCH must be on, off or only, got "${v}"`);
+  return v;
 }

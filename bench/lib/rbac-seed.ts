@@ -7,6 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { userHooks } from '../../src/auth/user-hooks.js';
+import { ApiError } from '../../src/errors/index.js';
 import type { Config } from '../../src/config.js';
 import { createObject } from '../../src/operations/index.js';
 import type { ModelEntry } from '../../src/operations/types.js';
@@ -22,6 +23,24 @@ export const RBAC_ROLES = 1000;
 export const RBAC_BINDINGS = 10_000;
 /** Roles bound to the bench user besides the one granting the read (a realistic resolution). */
 const USER_ROLES = 20;
+
+/**
+ * A create that outlived the store deadline (503, FerretDB under load) is tried again; 409 on a
+ * retry means the earlier attempt was stored after all.
+ */
+async function createWithRetry(ctx: ReturnType<typeof systemContext>, e: ModelEntry, body: unknown): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await createObject(ctx, e, body);
+      return;
+    } catch (err) {
+      const status = err instanceof ApiError ? err.status : 0;
+      if (attempt > 0 && status === 409) return;
+      if (status !== 503 || attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+    }
+  }
+}
 
 export async function seedRbac(config: Config, concurrency: number): Promise<{ seconds: number }> {
   const store = await openStore(config);
@@ -69,7 +88,7 @@ export async function seedRbac(config: Config, concurrency: number): Promise<{ s
     const worker = async () => {
       while (next < bodies.length) {
         const [e, body] = bodies[next++]!;
-        await createObject(ctx, e, body);
+        await createWithRetry(ctx, e, body);
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));

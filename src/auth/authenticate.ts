@@ -48,6 +48,13 @@ interface Remembered {
 /** Token guesses count against the client address under a name no username can take. */
 const TOKEN_LOGIN = ':token';
 
+/** The username of Basic credentials (what the failed-login limits count them under). */
+function basicUsername(value: string): string {
+  const decoded = Buffer.from(value, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon > 0 ? decoded.slice(0, colon) : '';
+}
+
 const headerDigest = (h: string) => createHash('sha256').update(h).digest('base64');
 
 /** True for a stored user that is neither disabled nor being deleted. */
@@ -62,6 +69,7 @@ function activeHash(user: ApiObject | null): string | undefined {
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
   const remembered = new Map<string, Remembered>();
+  const inFlight = new Map<string, { generation: number; verified: Promise<Caller>; login: string }>();
   let filledAt = deps.generation.value;
 
   const recall = (key: string): Remembered | undefined => {
@@ -93,7 +101,6 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
     const username = decoded.slice(0, colon);
     const password = decoded.slice(colon + 1);
     const address = client.address ?? '';
-    deps.limiter.check(username, address);
     const user = USERNAME.test(username) && username.length <= 253 ? await deps.users.get(username) : null;
     if (await verifyPassword(password, activeHash(user))) {
       return remember(key, generation, { caller: userCaller(username, 'basic'), login: username });
@@ -105,7 +112,6 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
   async function bearer(token: string, client: ClientInfo, key: string, generation: number): Promise<Caller> {
     const address = client.address ?? '';
     // Token guesses count against the client address (and a pseudo-user no login name can take).
-    deps.limiter.check(TOKEN_LOGIN, address);
     const owner = await deps.tokens.verify(token);
     if (owner && active(await deps.users.get(owner.username))) {
       return remember(key, generation, { caller: userCaller(owner.username, 'token'), login: TOKEN_LOGIN, expiresAt: owner.expiresAt });
@@ -125,14 +131,26 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
       return known.caller;
     }
     const generation = deps.generation.value;
-    const [scheme = '', value = ''] = authorization.trim().split(/\s+/, 2);
-    switch (scheme.toLowerCase()) {
-      case 'basic':
-        return basic(value, client, key, generation);
-      case 'bearer':
-        return bearer(value, client, key, generation);
-      default:
-        throw new Unauthenticated(`unsupported authorization scheme "${scheme.slice(0, 20)}"`);
+    // Requests carrying the same header while it is being verified share that verification
+    // (a burst of identical requests on a cold cache pays for one slow hash, not one each).
+    // Each joining request is still a login attempt checked against the limits of its address.
+    const running = inFlight.get(key);
+    if (running && running.generation === generation) {
+      deps.limiter.check(running.login, client.address ?? '');
+      return running.verified;
     }
+    const [scheme = '', value = ''] = authorization.trim().split(/\s+/, 2);
+    const kind = scheme.toLowerCase();
+    if (kind !== 'basic' && kind !== 'bearer') throw new Unauthenticated(`unsupported authorization scheme "${scheme.slice(0, 20)}"`);
+    const login = kind === 'basic' ? basicUsername(value) : TOKEN_LOGIN;
+    deps.limiter.check(login, client.address ?? '');
+    const verified = kind === 'basic' ? basic(value, client, key, generation) : bearer(value, client, key, generation);
+    const entry = { generation, verified, login };
+    inFlight.set(key, entry);
+    const forget = () => {
+      if (inFlight.get(key) === entry) inFlight.delete(key);
+    };
+    verified.then(forget, forget);
+    return verified;
   };
 }

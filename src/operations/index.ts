@@ -12,7 +12,7 @@ export { updateObject } from './update.js';
 export { patchObject } from './patch.js';
 export { deleteObject } from './delete.js';
 export { deleteCollection } from './deletecollection.js';
-export { getStatus, updateStatus, patchStatus } from './status.js';
+export { getStatus, updateStatus, replaceStatus, patchStatus } from './status.js';
 import { prepareWatch as preparePlain, watchObjects as unlimitedWatch, type PreparedWatch } from './watch.js';
 import { withWatchQuota } from './watch-quota.js';
 import type { ModelEntry, OperationContext, WatchOptions } from './types.js';

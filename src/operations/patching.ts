@@ -26,6 +26,15 @@ export function applyPatch(doc: unknown, patch: unknown, type: PatchType): Recor
   if (!Array.isArray(patch)) throw new BadRequest('a JSON patch must be an array of operations');
   const structural = jsonpatch.validate(patch as jsonpatch.Operation[]);
   if (structural) throw new BadRequest(`invalid JSON patch: ${structural.message.split('\n')[0]}`);
+  (patch as jsonpatch.Operation[]).forEach((op, i) => {
+    // RFC 6902 §4.4: "from" MUST NOT be a proper prefix of "path" (a value cannot move into its
+    // own child). fast-json-patch does not check it: moving the whole document ("from": "")
+    // into a member of itself made the document circular (500 when it was serialised), and a
+    // member into its child failed inside the library.
+    if (op.op === 'move' && op.path.startsWith(`${op.from}/`)) {
+      throw new BadRequest(`invalid JSON patch: operation ${i} moves "${op.from}" into its own child "${op.path}"`);
+    }
+  });
   try {
     const result = jsonpatch.applyPatch(structuredClone(doc), patch as jsonpatch.Operation[], true, false).newDocument;
     if (!isPlainObject(result)) throw new BadRequest('the JSON patch must leave an object');

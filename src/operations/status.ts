@@ -1,5 +1,5 @@
 import type { ApiObject } from '../registry/object.js';
-import { prepareForStatusUpdate, validateObject } from '../registry/strategy.js';
+import { matchName, prepareForStatusUpdate, requiredVersion, validateObject } from '../registry/strategy.js';
 import { VersionConflict } from '../errors/index.js';
 import { admit, authorize, commit, present, readOrThrow, retryOnConflict } from './common.js';
 import { patchAgainst } from './patch.js';
@@ -23,6 +23,20 @@ export async function updateStatus(
   expectedVersion?: number,
 ): Promise<ApiObject> {
   await authorize(ctx, entry, 'update', name, 'status');
+  return writeStatus(ctx, entry, name, status, expectedVersion);
+}
+
+/**
+ * PUT …/{name}/status with a whole object as body: its metadata.name must match the path (400),
+ * its metadata.version is required (422) and must be the stored one (409); only `status` is kept.
+ */
+export async function replaceStatus(ctx: OperationContext, entry: ModelEntry, name: string, body: unknown): Promise<ApiObject> {
+  await authorize(ctx, entry, 'update', name, 'status');
+  const input = matchName(body, name);
+  return writeStatus(ctx, entry, name, input.status, requiredVersion(input));
+}
+
+async function writeStatus(ctx: OperationContext, entry: ModelEntry, name: string, status: unknown, expectedVersion?: number): Promise<ApiObject> {
   const attempt = async () => {
     const old = await readOrThrow(entry, name);
     if (expectedVersion !== undefined && old.metadata.version !== expectedVersion) {

@@ -210,8 +210,11 @@ async function startWatch(
         known.set(obj.metadata.name, { version: obj.metadata.version ?? 0, created: obj.metadata.creationTimestamp });
         if (!ended) sink.send({ type: 'ADDED', object: present(entry, obj), resourceVersion: initial.resourceVersion });
       }
-      // Changes up to here may already be in the list: reconcile them against `known`.
-      windowEnd = BigInt(await store.resourceVersion());
+      // Changes up to here may already be in the list: reconcile them against `known`. Not
+      // `resourceVersion()`: that is the confirmed prefix of the feed, and on MongoDB the list
+      // can already show a write whose feed entry is still pending beyond it (announcing that
+      // change again when it is confirmed would repeat an ADDED/MODIFIED the list gave).
+      windowEnd = BigInt(await store.horizon());
       if (ended) return stop;
       unsubscribe = await store.watch(initial.resourceVersion, onChange, (err) => fail(lost(entry, err)));
     }

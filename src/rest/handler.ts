@@ -9,7 +9,6 @@ import { parsePositiveInt } from '../query/plan.js';
 import type { ListParams } from '../query/types.js';
 import type { ModelEntry, OperationContext } from '../operations/types.js';
 import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
-import { matchName, requiredVersion } from '../registry/strategy.js';
 import type { Registry } from '../registry/registry.js';
 import { readJson, readPatch } from './body.js';
 import { sendJson } from './problem.js';
@@ -92,10 +91,8 @@ export async function handleResource(
   switch (method) {
     case 'GET':
       return sendJson(res, 200, await ops.getStatus(ctx, entry, name));
-    case 'PUT': {
-      const b = matchName(await readJson(req), name);
-      return sendJson(res, 200, await ops.updateStatus(ctx, entry, name, b.status, requiredVersion(b)));
-    }
+    case 'PUT':
+      return sendJson(res, 200, await ops.replaceStatus(ctx, entry, name, await readJson(req)));
     case 'PATCH': {
       const { patch, type } = await readPatch(req);
       return sendJson(res, 200, await ops.patchStatus(ctx, entry, name, patch, type));

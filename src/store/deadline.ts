@@ -7,8 +7,10 @@
  * Generic on purpose: every method that returns a promise gets the deadline, whatever its
  * name or signature; `watch` and every method returning something else (a subscription, a
  * value) pass through unchanged. `model()` (index builds at registration) is not limited; the
- * ModelStore it returns is. The operation itself is not cancelled: a write that outlives its
- * deadline may still complete (as with any timeout, 503 means "outcome unknown").
+ * ModelStore it returns is. The decorator cannot cancel the adapter's promise: a write that
+ * outlives its deadline may still complete (as with any timeout, 503 means "outcome unknown").
+ * The MongoDB adapter bounds each of its driver operations by the same time (mongo/bounded.ts),
+ * so on a stalled server an abandoned operation is cancelled instead of holding a connection.
  */
 import { StoreError } from './errors.js';
 import type { ModelStore, Store } from './types.js';

@@ -126,6 +126,14 @@ export interface ModelStore {
    */
   resourceVersion(): Promise<string>;
   /**
+   * A position at or after every change that a read completed before this call may already
+   * reflect. Where an object and its feed entry do not commit together (MongoDB: the object is
+   * written before its entry is confirmed), a list can show a change beyond `resourceVersion()`;
+   * a watch that follows a list reconciles the changes up to this position against the list.
+   * Equal to `resourceVersion()` where both commit in one transaction (embedded).
+   */
+  horizon(): Promise<string>;
+  /**
    * Subscribes to the changes after `from` (or after the current position when undefined), in
    * feed order, each exactly once. Rejects with StoreError `Expired` when `from` is not a
    * position the feed still holds (older than retention, or unknown). `onLost` is called when

@@ -53,6 +53,26 @@ describe.each(STORES)('client-controlled limits (%s)', (kind) => {
       expect(r.body.detail).toContain('nesting depth');
     });
 
+    it('a JSON patch moving a value into its own child is 400 problem and the object is unchanged (was 500)', async () => {
+      const before = await call(gw, 'GET', `${PERSONS}/base`, undefined, H);
+      for (const op of [
+        { op: 'move', from: '', path: '/spec' }, // the whole document into itself: was a circular document, 500
+        { op: 'move', from: '/spec', path: '/spec/x' },
+        { op: 'move', from: '/spec', path: '/spec/name/x' },
+        { op: 'move', from: '/metadata/labels', path: '/metadata/labels/a' },
+      ]) {
+        const r = await call(gw, 'PATCH', `${PERSONS}/base`, JSON.stringify([op]), { ...H, 'content-type': 'application/json-patch+json' });
+        expect(r.status, JSON.stringify(op)).toBe(400);
+        expect(r.headers.get('content-type')).toBe('application/problem+json');
+        expect(r.body.detail).toContain('into its own child');
+      }
+      // A move to a sibling still works (and is not mistaken for a child: "/spec/name" vs "/spec/nameX").
+      const ok = await call(gw, 'PATCH', `${PERSONS}/base`, JSON.stringify([{ op: 'move', from: '/spec/name', path: '/spec/nameX' }, { op: 'move', from: '/spec/nameX', path: '/spec/name' }]), { ...H, 'content-type': 'application/json-patch+json' });
+      expect(ok.status).toBe(200);
+      const after = await call(gw, 'GET', `${PERSONS}/base`, undefined, H);
+      expect(after.body.spec).toEqual(before.body.spec);
+    });
+
     it('a merge patch 20,000 deep is 400 (was 500 in the MongoDB store) and the object is unchanged', async () => {
       const before = await call(gw, 'GET', `${PERSONS}/base`, undefined, H);
       const body = `{"spec":{"otherPerson":${deepPerson(20_000)}}}`;

@@ -3,7 +3,7 @@
  * same authorizer (issue 8 "Done when").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANONYMOUSLY, basicAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
+import { adminAuth, ANONYMOUSLY, basicAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
 import { bind, createRole, createUser, watchSocket } from '../helpers/rbac.js';
 import { codes, gql, take, wsClient } from '../graphql/helpers.js';
 
@@ -188,6 +188,20 @@ describe.each(STORES)('RBAC enforcement (%s)', (kind) => {
     const patched = await call(gw, 'PATCH', '/api/v1alpha1/roles/super-role', { rules: [] }, { 'content-type': 'application/merge-patch+json' });
     expect(patched.status).toBe(403);
     expect((await call(gw, 'DELETE', '/api/v1alpha1/roles')).status).toBe(403);
+    const put = await call(gw, 'PUT', '/api/v1alpha1/roles/super-role', { ...before.body, rules: [] });
+    expect(put.status).toBe(403);
+    const status = await call(gw, 'PUT', '/api/v1alpha1/roles/super-role/status', { metadata: before.body.metadata, status: { x: 1 } });
+    expect(status.status).toBe(403);
+    for (const m of [
+      'core_v1alpha1_patchRole(name: "super-role", patch: { rules: [] }) { metadata { name } }',
+      'core_v1alpha1_deleteRole(name: "super-role") { metadata { name } }',
+      'core_v1alpha1_updateRoleStatus(name: "super-role", status: { x: 1 }) { metadata { name } }',
+    ]) {
+      // as the administrator: the built-in role refuses, not the caller's rights
+      const r = await gql(gw, `mutation { ${m} }`, undefined, { authorization: adminAuth });
+      expect(codes(r)).toEqual(['FORBIDDEN']);
+      expect(r.body.errors![0]!.message).toMatch(/built in/);
+    }
     const after = await call(gw, 'GET', '/api/v1alpha1/roles/super-role');
     expect(after.body).toEqual(before.body);
     expect((await call(gw, 'GET', '/api/v1alpha1/roles/anonymous')).status).toBe(200);

@@ -10,7 +10,8 @@ import { Long, MongoClient, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BASE, makeModel, query, req, runStoreContract, widget } from './contract.js';
 import { createMongoStore } from '../../src/store/mongo/index.js';
-import { collectionNames } from '../../src/store/mongo/document.js';
+import { collectionNames, encodeObject } from '../../src/store/mongo/document.js';
+import { pad, SEGMENT } from '../../src/store/mongo/feed.js';
 import { compareVersions, isNewer } from '../../src/store/mongo/indexes.js';
 import { toFilter, toSort } from '../../src/store/mongo/query.js';
 import type { Store } from '../../src/store/types.js';
@@ -255,6 +256,30 @@ describe('mongodb adapter internals', () => {
     await ms.create(widget('taker', { slug: 'z' }));
     expect(names(await ms.list(query([req('spec.slug', 'in', ['z', 'o1'])])))).toEqual(['owner', 'taker']);
     expect(a.metadata.version).toBe(1);
+  });
+
+  it('horizon() covers a write whose feed entry is still pending, where resourceVersion() stops', async () => {
+    // The list→watch handover relies on it: a list can already show an object whose feed entry
+    // another gateway has not confirmed yet (step 2 done, step 3 not).
+    const model = makeModel();
+    const ms = await store.model(model);
+    await ms.create(widget('h-1'));
+    const head = BigInt(await ms.resourceVersion());
+    expect(BigInt(await ms.horizon())).toBe(head);
+    const db = client.db(database);
+    await db.collection('_svc_feed').insertOne({ _id: 'writer:other-gateway' as never, at: new Date() });
+    const p = head + 1n;
+    const id = pad(p);
+    const entries = db.collection(`${collectionNames(model.key).feed}.${p / SEGMENT}`);
+    // Step 1 of the other gateway's create of "h-2"; the head hint is not moved (it is updated
+    // without waiting, so it can lag).
+    await entries.insertOne({ _id: id as never, s: 'p', t: 'ADDED', n: 'h-2', o: encodeObject(widget('h-2')), pf: null, g: 'g2', w: 'other-gateway', at: new Date() });
+    expect(await ms.resourceVersion()).toBe(String(head)); // waits at the pending entry
+    expect(BigInt(await ms.horizon())).toBeGreaterThanOrEqual(p);
+    // Step 3: confirmed.
+    await entries.updateOne({ _id: id as never }, { $set: { s: 'c' } });
+    expect(await ms.resourceVersion()).toBe(String(p));
+    expect(BigInt(await ms.horizon())).toBe(p);
   });
 });
 

@@ -155,11 +155,16 @@ describe('two gateway processes on one MongoDB-compatible database', () => {
     const w1 = openWatch(gw, `?resourceVersion=${start}`);
     const w2 = openWatch(gw2, `?resourceVersion=${start}`);
     await Promise.all([w1.opened, w2.opened]);
-    const client = wsClient(gw2, { authorization: adminAuth });
-    const sub = client.iterate({
-      query: 'subscription ($rv: String) { peopleExampleCom_v1alpha1_watchPersons(resourceVersion: $rv) { type resourceVersion object { metadata { name version } } } }',
-      variables: { rv: start },
-    });
+    // graphql-ws subscribers on both gateways, served by the same feed
+    const subscribe = (target: { url: string }) => {
+      const client = wsClient(target, { authorization: adminAuth });
+      const sub = client.iterate({
+        query: 'subscription ($rv: String) { peopleExampleCom_v1alpha1_watchPersons(resourceVersion: $rv) { type resourceVersion object { metadata { name version } } } }',
+        variables: { rv: start },
+      });
+      return { client, sub };
+    };
+    const subs = [subscribe(gw), subscribe(gw2)];
     const acked: string[] = [];
     const writer = async (target: { url: string }, tag: string) => {
       for (let i = 0; i < 12; i++) {
@@ -188,13 +193,15 @@ describe('two gateway processes on one MongoDB-compatible database', () => {
       expect(e.object.metadata.version).toBeGreaterThan(prev);
       lastVersion.set(e.object.metadata.name, e.object.metadata.version);
     }
-    const got = (await take(sub, n, 20_000)).map((r) => {
-      const e = r.data.peopleExampleCom_v1alpha1_watchPersons;
-      return `${e.resourceVersion} ${e.type} ${e.object.metadata.name}@${e.object.metadata.version}`;
-    });
-    expect(got).toEqual(seq(w1));
-    await sub.return?.();
-    await client.dispose();
+    for (const { client, sub } of subs) {
+      const got = (await take(sub, n, 20_000)).map((r) => {
+        const e = r.data.peopleExampleCom_v1alpha1_watchPersons;
+        return `${e.resourceVersion} ${e.type} ${e.object.metadata.name}@${e.object.metadata.version}`;
+      });
+      expect(got).toEqual(seq(w1));
+      await sub.return?.();
+      await client.dispose();
+    }
     w1.close();
     w2.close();
   }, 120_000);

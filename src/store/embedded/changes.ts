@@ -104,6 +104,11 @@ export class EmbeddedChangeLog implements ChangeLog {
     return guard(() => (this.st.head.get() as bigint | undefined) ?? 0n);
   }
 
+  /** Object and change commit in one transaction: nothing is visible beyond the head. */
+  horizon(): Promise<bigint> {
+    return this.head();
+  }
+
   async check(from: bigint): Promise<void> {
     const rv = String(from);
     if (from > (await this.head())) throw expired(rv, 'is not a position of this change feed');

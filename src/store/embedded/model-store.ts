@@ -388,6 +388,10 @@ export class EmbeddedModelStore implements ModelStore {
     return this.feed.resourceVersion();
   }
 
+  horizon(): Promise<string> {
+    return this.feed.horizon();
+  }
+
   watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost): Promise<Unsubscribe> {
     return this.feed.subscribe(from, onEvent, onLost);
   }

@@ -16,6 +16,11 @@ export interface ChangeLog {
   read(after: bigint, limit: number): Promise<ChangeEvent[]>;
   /** A position such that every change at or before it is committed (or aborted) and readable. */
   head(): Promise<bigint>;
+  /**
+   * A position at or after every change whose object write may already be visible to a read
+   * (committed, or still pending in the log). At least `head()`.
+   */
+  horizon(): Promise<bigint>;
   /** Rejects with StoreError `Expired` unless the feed still holds every change after `from`. */
   check(from: bigint): Promise<void>;
 }

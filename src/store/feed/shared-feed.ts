@@ -51,6 +51,10 @@ export class SharedFeed {
     return String(await this.log.head());
   }
 
+  async horizon(): Promise<string> {
+    return String(await this.log.horizon());
+  }
+
   /** Number of subscribers (diagnostics, tests). */
   get size(): number {
     return this.subs.size;

@@ -120,9 +120,9 @@ export class Claims {
       return new Set();
     } catch (e) {
       if (!(e instanceof MongoBulkWriteError)) throw e;
-      const errors = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
-      const other = errors.find((w) => w.code !== 11000);
-      if (other) throw e;
+      const errors = (Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors]).filter((w) => w !== undefined);
+      // No write errors: the batch failed as a whole (network, timeout), nothing is known taken.
+      if (!errors.length || errors.some((w) => w.code !== 11000)) throw e;
       return new Set(errors.map((w) => docs[w.index]!._id));
     }
   }

@@ -13,7 +13,14 @@ export const isUnreachable = (e: unknown): boolean =>
   e instanceof MongoNetworkError ||
   e instanceof MongoNotConnectedError ||
   e instanceof MongoTopologyClosedError ||
-  SOCKET_ERRORS.has((e as { code?: unknown } | null)?.code as string);
+  SOCKET_ERRORS.has((e as { code?: unknown } | null)?.code as string) ||
+  TIMEOUT_ERRORS.has((e as { name?: unknown } | null)?.name as string);
+
+/**
+ * An operation given up on by its time bound (bounded.ts: AbortSignal.timeout) or waiting too
+ * long for a pool connection.
+ */
+const TIMEOUT_ERRORS = new Set(['MongoOperationTimeoutError', 'MongoWaitQueueTimeoutError', 'TimeoutError', 'AbortError']);
 
 /**
  * Socket errors the driver can pass through unwrapped when the server dies mid-write (e.g.

@@ -35,6 +35,7 @@ import { expired, type ChangeLog, type FeedRetention } from '../feed/index.js';
 import type { ApiObject } from '../object.js';
 import type { ChangeEvent, WatchEventType } from '../types.js';
 import { decodeObject, encodeObject, type EncodedObject, type StoredDoc } from './document.js';
+import { within } from './bounded.js';
 import { guard, isDuplicateKey } from './errors.js';
 
 export const FEED_META = '_svc_feed';
@@ -47,6 +48,8 @@ const LEASE_SELF_STALE_MS = 3000;
 const LEASE_DEAD_MS = 6000;
 /** A missing position below existing ones for this long is filled as aborted (its writer gave up or died). */
 const HOLE_MS = 3000;
+/** The shared head hint (`head:<key>`) is moved at most this often per process. */
+const HINT_MS = 200;
 
 interface FeedDoc {
   _id: string;
@@ -74,6 +77,8 @@ export class FeedWriter {
   readonly id = randomBytes(8).toString('hex');
   private lastRenewed = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The renewal in flight: renewals never overlap (a stalled server would pile them up). */
+  private renewing: Promise<void> | undefined;
   private readonly meta: Collection<MetaDoc>;
   /** Entries whose confirm/abort failed; retried with every lease renewal. */
   readonly unresolved = new Map<string, { coll: Collection<FeedDoc>; s: 'c' | 'a' }>();
@@ -99,17 +104,24 @@ export class FeedWriter {
     return Date.now() - this.lastRenewed <= LEASE_SELF_STALE_MS;
   }
 
-  private async renew(): Promise<void> {
+  private renew(): Promise<void> {
+    this.renewing ??= this.renewOnce().finally(() => (this.renewing = undefined));
+    return this.renewing;
+  }
+
+  private async renewOnce(): Promise<void> {
     const started = Date.now();
     try {
-      await this.meta.updateOne({ _id: `writer:${this.id}` }, { $set: { at: new Date() } }, { upsert: true });
-      this.lastRenewed = started;
+      // A renewal that took longer than the lease is useless: give up on it (and its connection).
+      await this.meta.updateOne({ _id: `writer:${this.id}` }, { $set: { at: new Date() } }, { upsert: true, ...within(LEASE_SELF_STALE_MS) });
+      // Never backwards: the lease is as fresh as the latest renewal that started and succeeded.
+      if (started > this.lastRenewed) this.lastRenewed = started;
     } catch {
       return;
     }
     for (const [id, u] of this.unresolved) {
       try {
-        await u.coll.updateOne({ _id: id, s: 'p' }, { $set: { s: u.s } });
+        await u.coll.updateOne({ _id: id, s: 'p' }, { $set: { s: u.s } }, within(LEASE_SELF_STALE_MS));
         this.unresolved.delete(id);
       } catch {
         break;
@@ -158,6 +170,8 @@ export class MongoChangeLog implements ChangeLog {
     private readonly writer: FeedWriter,
     private readonly retention: FeedRetention,
     private readonly seg: bigint = SEGMENT,
+    /** Time bound of the writer side's operations, which run inside requests (bounded.ts). */
+    private readonly opMs?: number,
   ) {
     this.meta = db.collection<MetaDoc>(FEED_META);
   }
@@ -194,20 +208,21 @@ export class MongoChangeLog implements ChangeLog {
       };
       if (c.previous && c.type === 'MODIFIED') doc.b = encodeObject(c.previous);
       try {
-        await guard(() => this.coll(p).insertOne(doc));
+        await guard(() => this.coll(p).insertOne(doc, within(this.opMs)));
       } catch (e) {
         if (!isDuplicateKey(e)) throw e;
         if (this.known < p) this.known = p; // p exists
         if (dups >= 1) {
-          const hint = await this.hint();
-          if (hint > this.known) this.known = hint;
+          // Another process is ahead: jump to the top of the log instead of walking up to it.
+          const top = await this.top(p);
+          if (top > this.known) this.known = top;
         }
         p = await this.candidate();
         continue;
       }
       if (p > this.known) this.known = p;
       this.knownAt = Date.now();
-      void this.meta.updateOne({ _id: `head:${this.key}` }, { $max: { n: Number(p) } }, { upsert: true }).catch(() => undefined);
+      this.moveHint(p);
       if (p % this.seg === 0n) void this.prune(p).catch(() => undefined);
       if (!this.writer.fresh()) {
         await this.finish(doc._id, 'a');
@@ -221,7 +236,7 @@ export class MongoChangeLog implements ChangeLog {
   async finish(position: string, s: 'c' | 'a'): Promise<void> {
     const coll = this.coll(BigInt(position));
     try {
-      await coll.updateOne({ _id: position, s: 'p' }, { $set: { s } });
+      await coll.updateOne({ _id: position, s: 'p' }, { $set: { s } }, within(this.opMs));
     } catch {
       this.writer.unresolved.set(position, { coll, s });
     }
@@ -232,8 +247,53 @@ export class MongoChangeLog implements ChangeLog {
     return this.writer.fresh();
   }
 
-  private async hint(): Promise<bigint> {
-    const h = await guard(() => this.meta.findOne({ _id: `head:${this.key}` }));
+  /** Head hint updates: at most one in flight and one per HINT_MS (not one round trip per write). */
+  private hintBusy = false;
+  private hintAt = 0;
+  private hintWant = 0n;
+
+  private moveHint(p: bigint): void {
+    if (p > this.hintWant) this.hintWant = p;
+    if (this.hintBusy || Date.now() - this.hintAt < HINT_MS) {
+      if (!this.hintTimer && !this.hintBusy) {
+        this.hintTimer = setTimeout(() => {
+          this.hintTimer = undefined;
+          this.moveHint(this.hintWant);
+        }, HINT_MS);
+        this.hintTimer.unref();
+      }
+      return;
+    }
+    this.hintBusy = true;
+    this.hintAt = Date.now();
+    const n = Number(this.hintWant);
+    void this.meta
+      .updateOne({ _id: `head:${this.key}` }, { $max: { n } }, { upsert: true })
+      .catch(() => undefined)
+      .finally(() => {
+        this.hintBusy = false;
+      });
+  }
+
+  private hintTimer: NodeJS.Timeout | undefined;
+
+  /** The highest position present in the log, looking from `from`'s segment on. */
+  private async top(from: bigint): Promise<bigint> {
+    let top = from;
+    for (let seg = this.segmentOf(from); ; seg++) {
+      const last = await guard(() =>
+        this.segment(seg).find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).toArray(),
+      );
+      if (!last[0]) break;
+      const p = BigInt(last[0]._id);
+      if (p > top) top = p;
+    }
+    return top;
+  }
+
+  /** The head hint; `writing`: on the writer side of a request (time-bounded). */
+  private async hint(writing = false): Promise<bigint> {
+    const h = await guard(() => this.meta.findOne({ _id: `head:${this.key}` }, writing ? within(this.opMs) : {}));
     return h?.n ? BigInt(h.n) : 0n;
   }
 
@@ -245,7 +305,7 @@ export class MongoChangeLog implements ChangeLog {
   private async candidate(): Promise<bigint> {
     if (Date.now() - this.knownAt > LEASE_REFRESH_MS) {
       this.knownAt = Date.now();
-      const hint = await this.hint();
+      const hint = await this.hint(true);
       if (hint > this.known) this.known = hint;
     }
     this.reserved = (this.known > this.reserved ? this.known : this.reserved) + 1n;
@@ -318,6 +378,21 @@ export class MongoChangeLog implements ChangeLog {
       last = await this.walk(last, 2000, () => undefined);
       if (last === before) return last;
     }
+  }
+
+  /**
+   * The highest position present in the log, pending entries included. A writer inserts its
+   * pending entry before it writes the object (step 1 before step 2), so every object write a
+   * read may already see has a position at or below this one, even while `head()` still stops
+   * at its unconfirmed entry.
+   */
+  async horizon(): Promise<bigint> {
+    const hint = await this.hint();
+    let from = hint > this.known ? hint : this.known;
+    if (this.resolved > from) from = this.resolved;
+    // The hint lags (it is moved at most every HINT_MS, without waiting): look further in the
+    // log itself. Segments fill in order, so the walk ends at the first empty one.
+    return this.top(from);
   }
 
   async check(from: bigint): Promise<void> {

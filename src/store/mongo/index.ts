@@ -15,10 +15,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type Collection, type Db } from 'mongodb';
+import { bounded } from './bounded.js';
 import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
 import { Claims, type ClaimDoc } from './claims.js';
 import { collectionNames, enc, fromDoc, toDoc, uniqueValues, type StoredDoc } from './document.js';
 import { guard, isDuplicateKey } from './errors.js';
+import { watchStalledWrites } from './stalled-writes.js';
 import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
 import { valuesAtPath } from '../../registry/indexes.js';
 import { toFilter, toSort } from './query.js';
@@ -50,6 +52,12 @@ export interface MongoStoreOptions {
   feed?: SharedFeedOptions;
   /** Positions per feed segment collection (default 1024); small values are for tests. */
   feedSegment?: number;
+  /**
+   * Time bound of each driver operation of a request (reads, writes, claims, feed entries), so
+   * one the store deadline gave up on is cancelled and frees its connection (bounded.ts). The
+   * gateway passes its store deadline. Index builds and feed polling are not bounded.
+   */
+  operationTimeoutMS?: number;
 }
 
 export async function createMongoStore(options: MongoStoreOptions): Promise<Store> {
@@ -78,6 +86,8 @@ class MongoStore implements Store {
   private readonly retention: FeedRetention;
   /** Whether the server is FerretDB (non-atomic conditional writes, see cas.ts); asked once. */
   private ferret?: Promise<boolean>;
+  /** Stops the rescue of writes the driver would wait on forever (stalled-writes.ts). */
+  private readonly stopRescue: () => void;
 
   constructor(
     private readonly client: MongoClient,
@@ -86,6 +96,7 @@ class MongoStore implements Store {
   ) {
     this.writer = new FeedWriter(db);
     this.retention = options.retention ?? retentionFromEnv();
+    this.stopRescue = watchStalledWrites(client);
   }
 
   /**
@@ -104,8 +115,13 @@ class MongoStore implements Store {
     const f = this.feed(model.key, names.feed, objects);
     let route = this.routes.get(model.key);
     if (!route) this.routes.set(model.key, (route = { handles: new Set() }));
+    // The request path gets time-bounded collections (see bounded.ts); the setup below does not.
+    const ms = this.options.operationTimeoutMS;
+    const bObjects = bounded(objects, ms);
+    const bClaims = bounded(this.db.collection<ClaimDoc>(names.claims), ms);
+    const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms));
     const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
-    const next = new MongoModelStore(model, objects, claims, cas, f.log, f.feed, route, models);
+    const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects), bCas, f.log, f.feed, route, bounded(models, ms));
     const before = route.write;
     route.write = next;
     try {
@@ -138,6 +154,7 @@ class MongoStore implements Store {
         this.writer,
         this.retention,
         this.options.feedSegment ? BigInt(this.options.feedSegment) : undefined,
+        this.options.operationTimeoutMS,
       );
       this.feeds.set(key, (f = { log, feed: new SharedFeed(log, this.options.feed) }));
     }
@@ -163,6 +180,7 @@ class MongoStore implements Store {
     for (const f of this.feeds.values()) f.feed.close();
     await this.writer.close();
     await this.client.close();
+    this.stopRescue();
   }
 }
 
@@ -330,16 +348,18 @@ class MongoModelStore implements ModelStore {
     return guard(async () => {
       const g = newIncarnation();
       const m = await this.effective();
-      const f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
-      const doc = toDoc(m, obj, g, f);
+      const doc = toDoc(m, obj, g);
       if (this.cannotCompute().size) doc.r = true;
-      let acquired;
+      // Unique values first: a create that loses a value never touches the feed.
+      const acquired = await this.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(m, doc));
+      let f: string;
       try {
-        acquired = await this.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(m, doc));
+        f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
       } catch (e) {
-        await this.log.finish(f, 'a');
+        await this.claims.releaseAcquired(acquired);
         throw e;
       }
+      doc.f = f;
       try {
         this.leaseHeld();
         await this.objects.insertOne(doc);
@@ -372,23 +392,25 @@ class MongoModelStore implements ModelStore {
       if (!current) throw notFound(name);
       if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
 
-      const f = await this.log.begin({
-        type: 'MODIFIED',
-        name,
-        object: obj,
-        previous: fromDoc(current),
-        pf: current.f ?? null,
-        g: current.g,
-      });
-      const doc = toDoc(m, obj, current.g, f);
+      const doc = toDoc(m, obj, current.g);
       this.carryOver(m, current, doc);
-      let acquired;
+      // Unique values first: an update that loses a value never touches the feed.
+      const acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(m, doc));
+      let f: string;
       try {
-        acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(m, doc));
+        f = await this.log.begin({
+          type: 'MODIFIED',
+          name,
+          object: obj,
+          previous: fromDoc(current),
+          pf: current.f ?? null,
+          g: current.g,
+        });
       } catch (e) {
-        await this.log.finish(f, 'a');
+        await this.claims.releaseAcquired(acquired);
         throw e;
       }
+      doc.f = f;
       // Compare-and-set: replaces only the version we read (and the same incarnation).
       const { _id, ...replacement } = doc;
       let replaced: true | null;
@@ -461,6 +483,10 @@ class MongoModelStore implements ModelStore {
 
   resourceVersion(): Promise<string> {
     return guard(() => this.feed.resourceVersion());
+  }
+
+  horizon(): Promise<string> {
+    return guard(() => this.feed.horizon());
   }
 
   watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost): Promise<Unsubscribe> {

@@ -1,0 +1,267 @@
+/**
+ * The watch benchmark (issue 10), one store per call: 1,000 REST WebSocket watchers on one
+ * gateway; writes on a second gateway sharing the database (MongoDB) or on the same gateway
+ * (embedded). Processes: watched gateway, writing gateway (MongoDB only), the watchers
+ * (watch-clients-child.ts), and this process as the writer (creates over HTTP).
+ *
+ * Phases, in this order, on one fresh database:
+ *   1. write throughput with no watcher: closed loop, `concurrency` creates in flight, `seconds`
+ *      (run again at the end, after the watchers closed; the baseline is the mean of both);
+ *   2. the gateway's RSS (after a full GC) before and after opening the watchers, idle → per watcher;
+ *   3. the same closed loop with the watchers open, once with writes none of them selects
+ *      (the feed's own cost: polling, fan-out, selector checks) and once with writes every
+ *      watcher receives (delivery included);
+ *   4. delay from a write's acknowledgement to its arrival at every watcher, writes spaced out;
+ *   5. `rate` writes per second offered (open loop) for `seconds`: events delivered per second
+ *      (over all watchers) until the last arrives or `drainSeconds` pass.
+ * Watchers select `people.example.com/bench=watch` and start at the position after phase 1
+ * (no initial list).
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { BenchChild } from './children.js';
+import { COLLECTION_PATH, GROUP } from './dataset.js';
+import type { GatewayChildConfig } from './gateway-child.js';
+import { HttpClient, percentile } from './load.js';
+
+export interface WatchBenchOptions {
+  kind: 'embedded' | 'mongodb';
+  dataDir: string;
+  mongodbUrl?: string;
+  pluginsDir: string;
+  adminPassword: string;
+  watchers: number;
+  /** Offered writes per second in phase 5. */
+  rate: number;
+  /** Length of each throughput phase. */
+  seconds: number;
+  concurrency: number;
+  drainSeconds?: number;
+}
+
+export interface WatchRow {
+  what: string;
+  value: number;
+  unit: string;
+  target: string;
+  pass?: boolean;
+}
+
+export interface WatchBenchResult {
+  store: string;
+  rows: WatchRow[];
+  notes: string[];
+}
+
+const LABEL = `${GROUP}/bench`;
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Reply = { type: string; [k: string]: unknown };
+function ask(child: BenchChild, msg: Record<string, unknown>, timeoutMs = 120_000): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${child.name}: no answer to ${String(msg.type)}`)), timeoutMs);
+    const on = (m: Reply) => {
+      if (m.type !== msg.type && !(msg.type === 'open' && m.type === 'opened')) return;
+      clearTimeout(timer);
+      child.proc.off('message', on);
+      resolve(m);
+    };
+    child.proc.on('message', on);
+    child.proc.send(msg);
+  });
+}
+
+/** RSS after a full GC in the gateway (the second reading follows the GC the first asked for). */
+async function settledRss(gw: BenchChild): Promise<number> {
+  await gw.memory();
+  await sleep(200);
+  await gw.memory();
+  return (await gw.memory()).rss;
+}
+
+export async function benchWatch(o: WatchBenchOptions, log: (line: string) => void = console.log): Promise<WatchBenchResult> {
+  const auth = { authorization: `Basic ${Buffer.from(`admin:${o.adminPassword}`).toString('base64')}` };
+  const cfg: GatewayChildConfig = { dataDir: o.dataDir, mongodbUrl: o.mongodbUrl, pluginsDir: o.pluginsDir, adminPassword: o.adminPassword };
+  const rows: WatchRow[] = [];
+  const notes: string[] = [];
+  // 1,000 watches of one user from one address: above the default per-user and per-address caps.
+  process.env.SVC_MAX_WATCHES_PER_USER ??= String(o.watchers + 100);
+  process.env.SVC_MAX_CONNECTIONS_PER_ADDRESS ??= String(o.watchers + 1000);
+  const watched = await BenchChild.start('watched gateway', 'gateway-child.ts', cfg, ['--expose-gc']);
+  let writing: BenchChild | undefined;
+  let clients: BenchChild | undefined;
+  try {
+    writing = o.kind === 'mongodb' ? await BenchChild.start('writing gateway', 'gateway-child.ts', cfg, ['--expose-gc']) : watched;
+    log(`  watched gateway pid ${watched.pid}${writing !== watched ? `, writing gateway pid ${writing.pid} (same database)` : ' (also takes the writes)'}`);
+    const writer = new HttpClient(writing.url, Math.max(64, o.concurrency));
+    const tag = randomBytes(3).toString('hex');
+    let seq = 0;
+    /** One create; resolves to its key and acknowledgement time, or undefined when it failed. */
+    const create = async (label: string): Promise<{ key: string; ack: number } | undefined> => {
+      const name = `wb-${tag}-${seq++}`;
+      const body = JSON.stringify({ metadata: { name, labels: { [LABEL]: label } }, spec: { name, age: seq % 100 } });
+      try {
+        const r = await writer.request({ method: 'POST', path: COLLECTION_PATH, body }, auth);
+        if (r.status !== 201) return undefined;
+      } catch {
+        return undefined;
+      }
+      return { key: `${name}@1`, ack: now() };
+    };
+    const closedLoop = async (label: string): Promise<{ rps: number; errors: number }> => {
+      const end = performance.now() + o.seconds * 1000;
+      let done = 0;
+      let errors = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: o.concurrency }, async () => {
+          while (performance.now() < end) {
+            if (await create(label)) done++;
+            else errors++;
+          }
+        }),
+      );
+      return { rps: (done / (performance.now() - t0)) * 1000, errors };
+    };
+
+    // Warm-up (JIT, connections, the collections of the feed).
+    const warm = o.seconds;
+    o = { ...o, seconds: Math.min(2, o.seconds) };
+    await closedLoop('quiet');
+    o = { ...o, seconds: warm };
+
+    // 1. No watcher.
+    const w0 = await closedLoop('watch');
+    log(`  no watcher: ${w0.rps.toFixed(0)} writes/s (${o.concurrency} in flight, ${o.seconds} s${w0.errors ? `, ${w0.errors} failed` : ''})`);
+
+    // 2. Idle watchers: RSS. They start at the current position (nothing to replay).
+    const start = JSON.parse((await writer.request({ method: 'GET', path: `${COLLECTION_PATH}?size=1` }, auth)).body.toString()) as { resourceVersion: string };
+    const before = await settledRss(watched);
+    clients = await BenchChild.start('watch clients', 'watch-clients-child.ts', {}, []);
+    const url = `${watched.url.replace(/^http/, 'ws')}${COLLECTION_PATH}?labelSelector=${encodeURIComponent(`${LABEL}=watch`)}&resourceVersion=${start.resourceVersion}`;
+    const opened = await ask(clients, { type: 'open', n: o.watchers, url, auth: auth.authorization });
+    if (opened.failed) throw new Error(`${String(opened.failed)} of ${o.watchers} watchers failed to open`);
+    await ask(clients, { type: 'reset' });
+    await sleep(2000);
+    const after = await settledRss(watched);
+    const perWatcher = (after - before) / o.watchers;
+    log(`  ${o.watchers} idle watchers: gateway RSS ${(before / 2 ** 20).toFixed(1)} → ${(after / 2 ** 20).toFixed(1)} MiB`);
+    rows.push({ what: `RSS per idle watcher (${o.watchers} watchers, after GC)`, value: perWatcher / 1024, unit: 'KiB', target: '≤ 50 KB', pass: perWatcher <= 50_000 });
+
+    // 3. Write throughput with the watchers open.
+    const wq = await closedLoop('quiet');
+    log(`  ${o.watchers} watchers, writes none selects: ${wq.rps.toFixed(0)} writes/s`);
+    rows.push({ what: `write throughput, ${o.watchers} watchers selecting none of the writes ÷ no watcher`, value: wq.rps / w0.rps, unit: '', target: '≥ 0.8', pass: wq.rps / w0.rps >= 0.8 });
+    await ask(clients, { type: 'reset' });
+    const wa = await closedLoop('watch');
+    log(`  ${o.watchers} watchers, writes every watcher receives: ${wa.rps.toFixed(0)} writes/s`);
+    rows.push({ what: `write throughput, ${o.watchers} watchers receiving every write ÷ no watcher`, value: wa.rps / w0.rps, unit: '', target: '≥ 0.8', pass: wa.rps / w0.rps >= 0.8 });
+    // let the deliveries of that phase finish before timing single writes
+    for (let last = -1, i = 0; i < 240; i++) {
+      const r = await ask(clients, { type: 'report', keys: [] });
+      if (r.total === last) break;
+      last = r.total as number;
+      await sleep(500);
+    }
+    await ask(clients, { type: 'reset' });
+
+    // 4. Delay from acknowledgement to delivery at every watcher.
+    const samples = 100;
+    const acks: { key: string; ack: number }[] = [];
+    for (let i = 0; i < samples; i++) {
+      const a = await create('watch');
+      if (a) acks.push(a);
+      await sleep(50);
+    }
+    const waitAll = async (keys: string[], ms: number) => {
+      const end = Date.now() + ms;
+      for (;;) {
+        const r = await ask(clients!, { type: 'report', keys });
+        const seen = r.seen as [number, number, number][];
+        if (seen.every((s) => s[0] >= o.watchers) || Date.now() > end) return r;
+        await sleep(200);
+      }
+    };
+    const lat = await waitAll(acks.map((a) => a.key), 30_000);
+    const seen = lat.seen as [number, number, number][];
+    const complete = seen.filter((s) => s[0] >= o.watchers).length;
+    const toAll = seen.map((s, i) => (s[0] >= o.watchers ? Math.max(0, s[2] - acks[i]!.ack) : Infinity));
+    const toFirst = seen.map((s, i) => (s[0] ? Math.max(0, s[1] - acks[i]!.ack) : Infinity));
+    const p = (xs: number[], q: number) => percentile(xs, q);
+    log(`  delay ack → all ${o.watchers} watchers over ${acks.length} writes: p50 ${p(toAll, 50).toFixed(1)} ms, p99 ${p(toAll, 99).toFixed(1)} ms (first watcher p50 ${p(toFirst, 50).toFixed(1)} ms)`);
+    if (complete < acks.length) notes.push(`${acks.length - complete} of ${acks.length} timed writes did not reach every watcher within 30 s (counted as infinite delay).`);
+    rows.push({ what: `delay acknowledged write → delivered to all ${o.watchers} watchers, p50`, value: p(toAll, 50), unit: 'ms', target: '—' });
+    rows.push({ what: `delay acknowledged write → delivered to all ${o.watchers} watchers, p99`, value: p(toAll, 99), unit: 'ms', target: '≤ 1000 ms', pass: p(toAll, 99) <= 1000 });
+    rows.push({ what: 'delay acknowledged write → first watcher, p50 (info)', value: p(toFirst, 50), unit: 'ms', target: '—' });
+    await ask(clients, { type: 'reset' });
+
+    // 5. Offered rate, open loop.
+    const total = Math.round(o.rate * o.seconds);
+    const tickMs = 10;
+    const perTick = (o.rate * tickMs) / 1000;
+    const keys: string[] = [];
+    const inflight: Promise<void>[] = [];
+    let failed = 0;
+    let skipped = 0;
+    let open = 0;
+    const t0 = now();
+    for (let sent = 0, tick = 0; sent < total; tick++) {
+      const due = Math.min(total, Math.round((tick + 1) * perTick));
+      for (; sent < due; sent++) {
+        // Open loop, but never more than 256 writes in flight: beyond that a write is not sent.
+        if (open >= 256) {
+          skipped++;
+          continue;
+        }
+        open++;
+        inflight.push(
+          create('watch').then((a) => {
+            open--;
+            if (a) keys.push(a.key);
+            else failed++;
+          }),
+        );
+      }
+      const wait = t0 + (tick + 1) * tickMs - now();
+      if (wait > 0) await sleep(wait);
+    }
+    await Promise.all(inflight);
+    const writesDone = now();
+    const achieved = (keys.length / (writesDone - t0)) * 1000;
+    const drained = await waitAll(keys, (o.drainSeconds ?? 30) * 1000);
+    const got = drained.seen as [number, number, number][];
+    const delivered = got.reduce((n, s) => n + s[0], 0);
+    const lastArrival = got.reduce((m, s) => Math.max(m, s[2]), t0);
+    const eps = (delivered / (lastArrival - t0)) * 1000;
+    log(
+      `  ${o.rate} writes/s offered for ${o.seconds} s: ${achieved.toFixed(0)} writes/s acknowledged${failed ? ` (${failed} failed)` : ''}${skipped ? ` (${skipped} not sent: 256 in flight)` : ''}; ` +
+        `${delivered} of ${keys.length * o.watchers} events delivered, ${eps.toFixed(0)} events/s, last ${((lastArrival - writesDone) / 1000).toFixed(1)} s after the last write` +
+        `; watchers closed ${String(drained.closed)}, ERROR events ${String(drained.errors)}`,
+    );
+    rows.push({ what: `writes/s acknowledged with ${o.rate}/s offered (${o.watchers} watchers)`, value: achieved, unit: '/s', target: '—' });
+    rows.push({ what: `events/s delivered (all watchers) under ${o.rate} writes/s offered`, value: eps, unit: '/s', target: '—' });
+    rows.push({ what: `share of those events delivered (of writes × watchers)`, value: delivered / Math.max(1, keys.length * o.watchers), unit: '', target: '—' });
+    if ((drained.closed as number) > 0) notes.push(`${String(drained.closed)} watchers were disconnected (slow consumer, ERROR 503) during the offered-rate phase.`);
+    // 1 again: no watcher, after the others (the baseline is the mean of both runs).
+    await clients.stop(2000);
+    clients = undefined;
+    await sleep(1000);
+    const w0b = await closedLoop('watch');
+    log(`  no watcher again: ${w0b.rps.toFixed(0)} writes/s`);
+    const base = (w0.rps + w0b.rps) / 2;
+    for (const r of rows) {
+      if (r.what.startsWith('write throughput')) {
+        r.value = (r.value * w0.rps) / base;
+        r.pass = r.value >= 0.8;
+      }
+    }
+    rows.push({ what: 'write throughput with no watcher (mean of a run before and after)', value: base, unit: '/s', target: '—' });
+    writer.close();
+    return { store: o.kind, rows, notes };
+  } finally {
+    if (clients) await clients.stop(2000);
+    if (writing && writing !== watched) await writing.stop();
+    await watched.stop();
+  }
+}
