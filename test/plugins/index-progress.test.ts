@@ -1,8 +1,9 @@
 /**
  * A plugin is not STARTED until its indexes are built: enabling a plugin whose new version adds
- * an index over a large collection (50,000 objects on the embedded store; fewer on FerretDB,
- * whose writes are slow) moves its Plugin object through STARTING, with index-build progress in
- * `status.indexes` and in the log, to STARTED; the model is served only then, with the index.
+ * an index over a large collection (50,000 objects, embedded store) moves its Plugin object
+ * through STARTING, with index-build progress in `status.indexes` and in the log, to STARTED;
+ * the model is served only then, with the index. (On MongoDB the same lifecycle code runs; the
+ * store contract suite covers its batched progress, test/store/contract.ts.)
  */
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -13,7 +14,7 @@ import { auth, manifest, PLUGINS, pluginsDir, waitPhase, type PluginsDir } from 
 
 const ITEMS = '/apis/bulk.example.com/v1/items';
 const MERGE = { 'content-type': 'application/merge-patch+json' };
-const SIZES: Record<StoreKind, number> = { embedded: 50_000, mongodb: 600 };
+const SIZES: Partial<Record<StoreKind, number>> = { embedded: 50_000 };
 
 describe.each(Object.entries(SIZES) as [StoreKind, number][])('index-build progress while STARTING (%s, %i objects)', (kind, n) => {
   let dir: PluginsDir;

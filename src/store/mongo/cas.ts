@@ -14,8 +14,9 @@
  * (Filtering by `_id` alone is also what FerretDB pushes down to SQLite; a filter with `v`
  * makes it decode every document of the collection in Go, and it gets slower as it goes.)
  */
-import type { Collection, Filter } from 'mongodb';
+import type { Collection, Filter, UpdateFilter } from 'mongodb';
 import { GRACE_MS } from './claims.js';
+import { MongoBulkWriteError } from 'mongodb';
 import { isDuplicateKey } from './errors.js';
 import type { StoredDoc } from './document.js';
 
@@ -27,8 +28,38 @@ export interface Cas {
    * nothing.
    */
   run<T>(name: string, g: string, v: number, write: (filter: Filter<StoredDoc>) => Promise<T | null>): Promise<T | null>;
-  /** Filter for an index-value rewrite of a document read at version `v`. */
-  rebuildFilter(name: string, v: number): Filter<StoredDoc>;
+  /**
+   * Index-value rewrites of objects read at version `v` (incarnation `g`), in batch, that no
+   * concurrent write can interleave with; an object no longer at that version is skipped (the
+   * newer write has fresh values). Writers meeting a rewrite wait for it rather than fail.
+   * Returns how many were applied.
+   */
+  rebuild(objects: Collection<StoredDoc>, items: RebuildItem[]): Promise<number>;
+}
+
+export interface RebuildItem {
+  name: string;
+  g: string;
+  v: number;
+  update: UpdateFilter<StoredDoc>;
+}
+
+/**
+ * FerretDB hangs on an `update` command with 100 or more statements (each holds one of its
+ * pooled SQLite connections), so updates are sent in commands of at most this many.
+ */
+export const UPDATES_PER_COMMAND = 50;
+
+async function bulkUpdate(objects: Collection<StoredDoc>, ops: { filter: Filter<StoredDoc>; update: UpdateFilter<StoredDoc> }[]): Promise<number> {
+  let n = 0;
+  for (let k = 0; k < ops.length; k += UPDATES_PER_COMMAND) {
+    const r = await objects.bulkWrite(
+      ops.slice(k, k + UPDATES_PER_COMMAND).map((o) => ({ updateOne: o })),
+      { ordered: false },
+    );
+    n += r.matchedCount;
+  }
+  return n;
 }
 
 /** A write in progress; kept in the claims collection (see claims.ts), which `x` tells apart. */
@@ -36,18 +67,20 @@ export interface MarkerDoc {
   _id: string;
   x: '#write';
   at: Date;
+  /** Set by an index rebuild, which holds it for one update only: writers wait for it. */
+  rebuild?: true;
 }
 
 /** MongoDB: the filter is the compare-and-set. */
 export const atomicCas: Cas = {
   run: (name, g, v, write) => write({ _id: name, v, g }),
-  rebuildFilter: (name, v) => ({ _id: name, v }),
+  rebuild: (objects, items) => bulkUpdate(objects, items.map((x) => ({ filter: { _id: x.name, v: x.v, g: x.g }, update: x.update }))),
 };
 
 /** Servers whose conditional writes are not atomic (FerretDB): one marker per (object, version). */
 export function markerCas(objects: Collection<StoredDoc>, markers: Collection<MarkerDoc>): Cas {
   const take = async (id: string): Promise<boolean> => {
-    for (let attempt = 0; attempt < 2; attempt++) {
+    for (let attempt = 0, waits = 0; attempt < 2; attempt++) {
       try {
         await markers.insertOne({ _id: id, x: '#write', at: new Date() });
         return true;
@@ -55,6 +88,12 @@ export function markerCas(objects: Collection<StoredDoc>, markers: Collection<Ma
         if (!isDuplicateKey(e)) throw e;
       }
       const m = await markers.findOne({ _id: id });
+      if (m?.rebuild && waits++ < 2000) {
+        // An index rebuild holds it for one update: wait rather than report a conflict.
+        await new Promise((r) => setTimeout(r, 5));
+        attempt--;
+        continue;
+      }
       if (m && Date.now() - new Date(m.at).getTime() <= GRACE_MS) return false; // a live writer
       if (m) await markers.deleteOne({ _id: id, at: m.at }); // its writer died: take it over
     }
@@ -72,8 +111,39 @@ export function markerCas(objects: Collection<StoredDoc>, markers: Collection<Ma
         await markers.deleteOne({ _id: id });
       }
     },
-    // Not guarded on FerretDB: an object written while its index is being rebuilt may keep the
-    // value computed from the version the rebuild read, until its next write.
-    rebuildFilter: (name) => ({ _id: name }),
+    // FerretDB rewrites the whole document on an update, so an unguarded update could even
+    // undo a concurrent write: a rebuild takes the markers of the versions it read, confirms
+    // the objects are still at them, updates by `_id`, and releases the markers.
+    async rebuild(objects, items) {
+      const marked = items.map((x) => ({ x, id: JSON.stringify(['#write', x.name, x.g, x.v]) }));
+      const taken = new Set<string>();
+      try {
+        for (let k = 0; k < marked.length; k += UPDATES_PER_COMMAND) {
+          const chunk = marked.slice(k, k + UPDATES_PER_COMMAND);
+          for (const m of chunk) taken.add(m.id);
+          try {
+            await markers.insertMany(
+              chunk.map((m) => ({ _id: m.id, x: '#write' as const, at: new Date(), rebuild: true as const })),
+              { ordered: false },
+            );
+          } catch (e) {
+            if (!(e instanceof MongoBulkWriteError)) throw e;
+            const errors = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
+            // Held by a writer of that version: it writes fresh values itself.
+            for (const w of errors) if (w.code === 11000) taken.delete(chunk[w.index]!.id);
+            if (errors.some((w) => w.code !== 11000)) throw e;
+          }
+        }
+        const mine = marked.filter((m) => taken.has(m.id));
+        if (!mine.length) return 0;
+        const now = new Map(
+          (await objects.find({ _id: { $in: mine.map((m) => m.x.name) } }, { projection: { _id: 1, v: 1, g: 1 } }).toArray()).map((d) => [d._id, d]),
+        );
+        const still = mine.filter((m) => now.get(m.x.name)?.v === m.x.v && now.get(m.x.name)?.g === m.x.g);
+        return await bulkUpdate(objects, still.map((m) => ({ filter: { _id: m.x.name }, update: m.x.update })));
+      } finally {
+        if (taken.size) await markers.deleteMany({ _id: { $in: [...taken] } });
+      }
+    },
   };
 }

@@ -250,6 +250,7 @@ class MongoModelStore implements ModelStore {
   /** Indexes of a newer declaration of this model (another process's plugin version). */
   private foreign: RecordedIndex[] = [];
   private foreignRead = 0;
+  private refreshing?: Promise<void>;
   private eff?: StorageModel;
 
   /** After a sync: the newer declaration's indexes it kept. */
@@ -269,13 +270,18 @@ class MongoModelStore implements ModelStore {
   private async effective(): Promise<StorageModel> {
     if (this.model.version === undefined) return this.model;
     if (Date.now() - this.foreignRead > FOREIGN_REFRESH_MS) {
-      const recorded = await readRecord(this.models, this.model.key);
-      this.setForeign(
-        recorded.filter((r) => {
-          const d = this.model.indexes.find((x) => x.name === r.name);
-          return (!d || d.fingerprint !== r.fingerprint || d.unique !== r.unique) && isNewer(r, this.model.version);
-        }),
-      );
+      // One read for every write that finds the information stale at the same time.
+      this.refreshing ??= readRecord(this.models, this.model.key)
+        .then((recorded) =>
+          this.setForeign(
+            recorded.filter((r) => {
+              const d = this.model.indexes.find((x) => x.name === r.name);
+              return (!d || d.fingerprint !== r.fingerprint || d.unique !== r.unique) && isNewer(r, this.model.version);
+            }),
+          ),
+        )
+        .finally(() => (this.refreshing = undefined));
+      await this.refreshing;
     }
     this.eff ??= withForeign(this.model, this.foreign);
     return this.eff;

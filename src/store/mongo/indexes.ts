@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
-import type { Cas } from './cas.js';
+import type { Cas, RebuildItem } from './cas.js';
 import { isDuplicateKey } from './errors.js';
 import type { Claims } from './claims.js';
 import { CREATION_INDEX, enc, fromDoc, indexFields, secondaryIndexes, uniqueValues, type StoredDoc } from './document.js';
@@ -22,12 +22,6 @@ import type { IndexBuildProgress, IndexDescriptor, StorageModel } from '../types
 
 export const MODELS_COLLECTION = '_svc_models';
 export const BATCH_SIZE = 500;
-/**
- * FerretDB 1.24 (SQLite) hangs, and blocks the database for good, on an `update` command with
- * 100 or more statements (each statement holds one of its 100 pooled SQLite connections), so
- * a batch is written as several bulkWrites.
- */
-const UPDATES_PER_COMMAND = 50;
 
 /** One index as recorded: what it is and which declaration (plugin version) made it. */
 export interface RecordedIndex {
@@ -232,15 +226,11 @@ async function repairFlagged(ctx: SyncContext, model: StorageModel): Promise<voi
   for (;;) {
     const batch = await ctx.objects.find({ r: true }, { projection: { _id: 1, v: 1, g: 1, o: 1 } }).limit(BATCH_SIZE).toArray();
     if (!batch.length) return;
-    let progressed = false;
-    for (const doc of batch) {
+    const items = batch.map((doc) => {
       const { i, s } = indexFields(model, fromDoc(doc));
-      const done = await ctx.cas.run(doc._id, doc.g, doc.v, async (filter) =>
-        (await ctx.objects.updateOne(filter, { $set: { i, s }, $unset: { r: '' } })).matchedCount ? true : null,
-      );
-      if (done) progressed = true;
-    }
-    if (!progressed) return; // everything left is being rewritten right now
+      return { name: doc._id, g: doc.g, v: doc.v, update: { $set: { i, s }, $unset: { r: '' as const } } };
+    });
+    if (!(await ctx.cas.rebuild(ctx.objects, items))) return; // everything left is being rewritten right now
   }
 }
 
@@ -292,37 +282,17 @@ async function rebuildValues(
     return { fields, update: { ...(Object.keys($set).length && { $set }), ...(Object.keys($unset).length && { $unset }) } };
   };
   const flush = async (batch: Pick<StoredDoc, '_id' | 'v' | 'g' | 'o'>[]) => {
-    const ops = [];
+    const items: RebuildItem[] = [];
     for (const doc of batch) {
       const { fields, update } = updateOf(doc);
-      if (rebuild.length) {
-        // Conditional on the version: an object written meanwhile already has fresh values
-        // (every write goes through the new model during a sync, see index.ts).
-        ops.push({ updateOne: { filter: ctx.cas.rebuildFilter(doc._id, doc.v), update } });
-      }
+      // Conditional on the version: an object written meanwhile already has fresh values
+      // (every write goes through the new model during a sync, see index.ts).
+      if (rebuild.length) items.push({ name: doc._id, g: doc.g, v: doc.v, update });
       // A unique index built over existing objects that share a value fails here
       // (UniqueViolation naming the index), like MongoDB's unique index build would.
       await ctx.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(uniqueModel, fields));
     }
-    for (let k = 0; k < ops.length; k += UPDATES_PER_COMMAND) {
-      await ctx.objects.bulkWrite(ops.slice(k, k + UPDATES_PER_COMMAND), { ordered: false });
-    }
-    if (rebuild.length) {
-      // Where the rebuild filter is not atomic (FerretDB), a write that landed between the read
-      // above and the update may have had its fresh values overwritten with values of the
-      // version read. Such an object is no longer at that version: recompute it from what is
-      // stored now, under the compare-and-set every writer uses.
-      const read = new Map(batch.map((d) => [d._id, d.v]));
-      const now = await ctx.objects.find({ _id: { $in: [...read.keys()] } }, { projection: { _id: 1, v: 1 } }).toArray();
-      for (const d of now) {
-        if (d.v === read.get(d._id)) continue;
-        const doc = await ctx.objects.findOne({ _id: d._id }, { projection: { _id: 1, v: 1, g: 1, o: 1 } });
-        if (!doc) continue;
-        const { update } = updateOf(doc);
-        // Null when written again meanwhile: that write (through the new model) has fresh values.
-        await ctx.cas.run(doc._id, doc.g, doc.v, async (filter) => ((await ctx.objects.updateOne(filter, update)).matchedCount ? true : null));
-      }
-    }
+    if (items.length) await ctx.cas.rebuild(ctx.objects, items);
     processed += batch.length;
     for (const d of touched) onProgress?.({ index: d.name, processed });
   };
