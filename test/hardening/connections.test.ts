@@ -168,6 +168,21 @@ describe('responses start at once', () => {
       await r.body?.cancel();
     }
   });
+
+  it('a REST ?watch=true ndjson stream whose selector matches nothing gets its status line and headers at once (finding 5, REST part)', async () => {
+    // Raw socket: what matters is that the status line arrives with no event to send (the
+    // first BOOKMARK is 10 s away), not how a client library buffers it.
+    const c = raw(gw);
+    c.socket.write(`GET ${PERSONS}?watch=true&labelSelector=none.example.com/x=y HTTP/1.1\r\nHost: x\r\nAuthorization: ${adminAuth}\r\n\r\n`);
+    const deadline = Date.now() + 5000;
+    while (!c.received().includes('\r\n\r\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const head = c.received();
+    c.socket.destroy();
+    expect(statusOf(head)).toBe(200);
+    expect(head.toLowerCase()).toContain('content-type: application/x-ndjson');
+    // Nothing but the headers: no event matched.
+    expect(head.slice(head.indexOf('\r\n\r\n') + 4).replace(/^0\r\n/, '')).toBe('');
+  });
 });
 
 describe('concurrent watches per user', () => {
