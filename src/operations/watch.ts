@@ -14,7 +14,7 @@
  *  - With it: only changes after it; an expired or unknown position ends with ERROR 410.
  *  - BOOKMARK every `bookmarkMs` with the latest position; the `watch` right is checked again
  *    every `recheckMs` (revoked → ERROR 403 and the end); a model that stops being served ends
- *    its streams with ERROR 410 (watch-registry.ts).
+ *    its streams with ERROR 410 (registry/open-watches.ts).
  *  - A watch denied on the collection but granted on named objects (`resourceNames`, the
  *    decision's `names`) opens restricted to them: events of other objects are never sent.
  *    The re-check updates that set.
@@ -28,7 +28,7 @@ import type { ChangeEvent } from '../store/types.js';
 import { attributesFor, present, storeFailure } from './common.js';
 import { planList, runList } from './list.js';
 import type { ModelEntry, OperationContext, WatchEvent, WatchOptions } from './types.js';
-import { trackWatch } from './watch-registry.js';
+import { trackWatch } from '../registry/open-watches.js';
 import { watchSettings } from './watch-settings.js';
 
 /** Where a started watch delivers. `end` is called once, after the last event. */

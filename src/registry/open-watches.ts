@@ -2,7 +2,8 @@
  * The open watch streams of this process, per model key (`StorageModel.key`, e.g.
  * `people.example.com/v1alpha1/persons`). `endWatches(key)` ends every stream of a model with a
  * final ERROR event; Registry.unregister calls it, so streams end when a plugin stops.
- * No imports: both the registry and the operations layer use it.
+ * No imports: it lives in the registry (which ends the streams of a model it stops serving), and
+ * the operations layer registers each stream here.
  */
 export interface ActiveWatch {
   /** Ends the stream with an ERROR event of this code and message. */
