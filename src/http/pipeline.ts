@@ -13,12 +13,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Authenticate } from '../auth/authenticate.js';
-import type { Caller } from '../auth/identity.js';
 import { ApiError, BadRequest, Forbidden, NotFound, toApiError, Unauthenticated } from '../errors/index.js';
 import { rejectUpgrade, sendProblem } from '../errors/http.js';
-import { deniedMessage, preauthorized, type Attributes, type Authorizer } from '../rbac/authorizer.js';
+import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
-import { parseRequestInfo, parseTarget, type RequestInfo, type RequestTarget } from '../request/requestinfo.js';
+import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/requestinfo.js';
 import { resolveEntry } from '../rest/handler.js';
 import type { RouteContext, RouteTable } from './routes.js';
 import { upgradeWatch } from './watch-upgrade.js';
@@ -52,20 +51,6 @@ const isWatchQuery = (t: RequestTarget) => {
   const w = t.searchParams.get('watch');
   return w === 'true' || w === '1';
 };
-
-export function attributesOf(caller: Caller, info: RequestInfo): Attributes {
-  return {
-    caller,
-    verb: info.verb,
-    isResourceRequest: info.isResourceRequest,
-    apiGroup: info.apiGroup,
-    apiVersion: info.apiVersion,
-    resource: info.resource,
-    subresource: info.subresource,
-    name: info.name,
-    path: info.path,
-  };
-}
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { authenticate, authorizer } = deps;

@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError, Forbidden, Internal } from '../errors/index.js';
-import type { Authorizer, Caller } from '../rbac/authorizer.js';
+import { attributesOf, deniedMessage, type Authorizer, type Caller } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
 import type { RequestInfo } from '../request/requestinfo.js';
 import { sendFetchResponse, toFetchRequest, type RouteMatch } from './custom-routes.js';
@@ -26,23 +26,10 @@ export interface ServeRouteOptions {
 export async function serveCustomRoute(req: IncomingMessage, res: ServerResponse, o: ServeRouteOptions): Promise<void> {
   const { info, caller, authorizer, registry } = o;
   const plugin = o.route.route.plugin;
-  const decision = await authorizer.authorize({
-    caller,
-    verb: info.verb,
-    isResourceRequest: info.isResourceRequest,
-    apiGroup: info.apiGroup,
-    apiVersion: info.apiVersion,
-    resource: info.resource,
-    subresource: info.subresource,
-    name: info.name,
-    path: info.path,
-  });
+  const attrs = attributesOf(caller, info);
+  const decision = await authorizer.authorize(attrs);
   if (!decision.allowed) {
-    throw new Forbidden(
-      info.isResourceRequest
-        ? `user "${caller.username}" cannot ${info.verb} ${info.subresource ? `${info.resource}/${info.subresource}` : info.resource} in ${info.apiGroup}/${info.apiVersion}`
-        : `user "${caller.username}" cannot ${info.verb} path "${info.path}"`,
-    );
+    throw new Forbidden(deniedMessage(attrs));
   }
   const log = o.log.child({ plugin });
   const request = toFetchRequest(req, `http://${req.headers.host ?? 'localhost'}`);

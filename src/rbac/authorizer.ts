@@ -4,6 +4,7 @@
  * implementation the gateway runs.
  */
 import type { Caller } from '../auth/identity.js';
+import type { RequestInfo } from '../request/requestinfo.js';
 
 export type { Caller } from '../auth/identity.js';
 export { ANONYMOUS } from '../auth/identity.js';
@@ -78,6 +79,21 @@ export function liveAuthorizer(a: Authorizer): Authorizer {
 }
 
 /** A human-readable "user X cannot verb what" for 403 answers. */
+/** The authorization attributes of a parsed request (what every door asks the authorizer). */
+export function attributesOf(caller: Caller, info: RequestInfo): Attributes {
+  return {
+    caller,
+    verb: info.verb,
+    isResourceRequest: info.isResourceRequest,
+    apiGroup: info.apiGroup,
+    apiVersion: info.apiVersion,
+    resource: info.resource,
+    subresource: info.subresource,
+    name: info.name,
+    path: info.path,
+  };
+}
+
 export function deniedMessage(attrs: Attributes): string {
   if (!attrs.isResourceRequest) return `user "${attrs.caller.username}" cannot ${attrs.verb} path "${attrs.path}"`;
   const what = `${attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource}${attrs.name ? ` "${attrs.name}"` : ''}`;
