@@ -14,8 +14,6 @@ export interface WatchSettings {
   stallMs: number;
   /** A consumer whose unsent data exceeds this many bytes is cut off at once (ERROR 503). */
   hardBufferBytes: number;
-  /** graphql-ws: a socket whose sends made no progress for this long while data waits is closed (4503). */
-  drainMs: number;
 }
 
 const DEFAULTS: WatchSettings = {
@@ -25,7 +23,6 @@ const DEFAULTS: WatchSettings = {
   softBufferBytes: 1 << 20,
   stallMs: 1000,
   hardBufferBytes: 8 << 20,
-  drainMs: 5000,
 };
 
 export const watchSettings: WatchSettings = { ...DEFAULTS };
