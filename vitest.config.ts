@@ -13,7 +13,10 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Starts FerretDB (built once from the Go module proxy) unless MONGODB_URL is set.
-    globalSetup: ['test/setup/ferretdb.ts'],
+    // The whole-run secret audit: every response, WebSocket message and gateway log line of the
+    // run is scanned for passwords, tokens and hashes (test/setup/secret-audit.ts).
+    globalSetup: ['test/setup/ferretdb.ts', 'test/setup/audit.ts'],
+    setupFiles: ['test/setup/secret-audit.ts'],
     testTimeout: 30_000,
     hookTimeout: 180_000,
     pool: 'forks',

@@ -634,7 +634,14 @@ async function benchWatchStore(o: BenchOptions, kind: StoreKind): Promise<WatchB
     rate: o.watchRate,
     seconds: o.watchSeconds,
     concurrency: o.concurrency,
+    cpuProfDir: o.cpuProfDir ? await freshDir(resolve(o.cpuProfDir, `watched-gateway-${kind}`)) : undefined,
   });
+}
+
+async function freshDir(dir: string): Promise<string> {
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  return dir;
 }
 
 function watchReport(o: BenchOptions, results: WatchBenchResult[]): string {

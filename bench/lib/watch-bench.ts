@@ -37,6 +37,8 @@ export interface WatchBenchOptions {
   seconds: number;
   concurrency: number;
   drainSeconds?: number;
+  /** When set, the watched gateway runs with --cpu-prof writing into this directory. */
+  cpuProfDir?: string;
 }
 
 export interface WatchRow {
@@ -88,7 +90,8 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
   // 1,000 watches of one user from one address: above the default per-user and per-address caps.
   process.env.SVC_MAX_WATCHES_PER_USER ??= String(o.watchers + 100);
   process.env.SVC_MAX_CONNECTIONS_PER_ADDRESS ??= String(o.watchers + 1000);
-  const watched = await BenchChild.start('watched gateway', 'gateway-child.ts', cfg, ['--expose-gc']);
+  const profArgs = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
+  const watched = await BenchChild.start('watched gateway', 'gateway-child.ts', cfg, ['--expose-gc', ...profArgs]);
   let writing: BenchChild | undefined;
   let clients: BenchChild | undefined;
   try {

@@ -64,6 +64,17 @@ export function encodeWatchEvent(e: WatchEvent): string {
 }
 
 /**
+ * UTF-8 bytes of an event's JSON text, computed once per event object: every WebSocket that
+ * sends it gets the same Buffer (ws would otherwise encode a string once per socket).
+ */
+const encodedBytes = new WeakMap<WatchEvent, Buffer>();
+export function encodeWatchEventBytes(e: WatchEvent): Buffer {
+  let b = encodedBytes.get(e);
+  if (b === undefined) encodedBytes.set(e, (b = Buffer.from(encodeWatchEvent(e))));
+  return b;
+}
+
+/**
  * Translations of one change, shared by every watcher that translates it the same way, so that
  * the event object (and its JSON text, see encodeWatchEvent) exists once per change.
  */
@@ -75,6 +86,58 @@ function shared(entry: ModelEntry, change: ChangeEvent, type: WatchEvent['type']
   let e = m.get(key);
   if (!e) m.set(key, (e = { type, object: present(entry, object), resourceVersion: change.resourceVersion }));
   return e;
+}
+
+/**
+ * Fan-out sharing: what a change means for a selector, decided once per (change, model entry,
+ * selector) however many watchers use that selector; `null` = neither before nor after the
+ * change matches. A watcher restricted to names (resourceNames) checks its names first and then
+ * takes the shared answer (a change's object keeps its name, so the restriction applies
+ * identically before and after).
+ */
+const selections = new WeakMap<ChangeEvent, Map<string, WatchEvent | null>>();
+/** Index values of one object version, per compiled index (the same for every selector). */
+const indexValues = new WeakMap<ApiObject, Map<object, readonly string[]>>();
+const entryIds = new WeakMap<ModelEntry, number>();
+let nextEntryId = 0;
+
+function valuesOf(entry: ModelEntry, obj: ApiObject, index: string): readonly string[] {
+  const idx = entry.model.index(index);
+  if (!idx) return [];
+  let m = indexValues.get(obj);
+  if (!m) indexValues.set(obj, (m = new Map()));
+  let v = m.get(idx);
+  if (v === undefined) m.set(idx, (v = idx.values(obj)));
+  return v;
+}
+
+/** A compiled selector of one model entry, with the key under which its translations are shared. */
+interface Selection {
+  entry: ModelEntry;
+  where: ReturnType<typeof planList>['where'];
+  key: string;
+}
+
+function selection(entry: ModelEntry, where: Selection['where']): Selection {
+  let id = entryIds.get(entry);
+  if (id === undefined) entryIds.set(entry, (id = nextEntryId++));
+  return { entry, where, key: `${id}\u0000${JSON.stringify(where)}` };
+}
+
+const selects = (sel: Selection, obj: ApiObject) => matchesWhere(sel.where, (index) => valuesOf(sel.entry, obj, index));
+
+/** The change as the selector sees it (before and after): ADDED, MODIFIED, DELETED or nothing. */
+function translateFor(sel: Selection, e: ChangeEvent): WatchEvent | undefined {
+  let m = selections.get(e);
+  if (!m) selections.set(e, (m = new Map()));
+  let out = m.get(sel.key);
+  if (out === undefined) {
+    const was = e.type === 'DELETED' ? selects(sel, e.object) : e.previous !== undefined && selects(sel, e.previous);
+    const is = e.type !== 'DELETED' && selects(sel, e.object);
+    out = is ? shared(sel.entry, e, was ? 'MODIFIED' : 'ADDED', e.object) : was ? shared(sel.entry, e, 'DELETED', e.object) : null;
+    m.set(sel.key, out);
+  }
+  return out ?? undefined;
 }
 
 /** Names the caller may watch: undefined = all; otherwise only these (a resourceNames grant). */
@@ -118,8 +181,7 @@ async function startWatch(
 ): Promise<() => void> {
   const { model, store } = entry;
   let only = allowed;
-  const matches = (obj: ApiObject) =>
-    (!only || only.has(obj.metadata.name)) && matchesWhere(query.where, (index) => model.index(index)?.values(obj) ?? []);
+  const sel = selection(entry, query.where);
 
   let ended = false;
   let unsubscribe: (() => void) | undefined;
@@ -149,13 +211,8 @@ async function startWatch(
   let known: Map<string, { version: number; created: string | undefined }> | undefined;
   let windowEnd = 0n;
 
-  const translate = (e: ChangeEvent): WatchEvent | undefined => {
-    const was = e.type === 'DELETED' ? matches(e.object) : e.previous !== undefined && matches(e.previous);
-    const is = e.type !== 'DELETED' && matches(e.object);
-    if (is) return shared(entry, e, was ? 'MODIFIED' : 'ADDED', e.object);
-    if (was) return shared(entry, e, 'DELETED', e.object);
-    return undefined;
-  };
+  const translate = (e: ChangeEvent): WatchEvent | undefined =>
+    only && !only.has(e.object.metadata.name) ? undefined : translateFor(sel, e);
 
   /** Reconciles a translated change with what the initial list already told the client. */
   const reconcile = (e: ChangeEvent, out: WatchEvent | undefined): WatchEvent | undefined => {

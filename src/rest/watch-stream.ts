@@ -10,6 +10,7 @@
  * its socket within a second); WebSockets are pinged every `pingMs` (operations/watch-settings).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { Unavailable, toApiError } from '../errors/index.js';
@@ -167,10 +168,24 @@ async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch): Promise<vo
       ws.close(code, (obj?.message ?? '').slice(0, 100));
     }
   };
+  // Events handed over in one turn of the event loop (a poll of the feed delivers its whole
+  // batch synchronously) leave in one write: the socket is corked until the next tick.
+  const raw = (ws as unknown as { _socket?: Socket })._socket;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    raw?.uncork();
+  };
   const send = (e: WatchEvent) => {
     if (finished || ws.readyState !== ws.OPEN) return;
     if (e.type === 'ERROR') lastError = e;
-    ws.send(ops.encodeWatchEvent(e));
+    if (raw && !corked) {
+      corked = true;
+      raw.cork();
+      process.nextTick(uncork);
+    }
+    // The same bytes for every socket that sends this event, as a text frame.
+    ws.send(ops.encodeWatchEventBytes(e), { binary: false });
     flow.check();
   };
   const flow = new FlowGuard(

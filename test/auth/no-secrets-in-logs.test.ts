@@ -2,6 +2,7 @@
  * No password, token or hash in any log line or response: a gateway logging at the most verbose
  * level is driven through everything that handles secrets (user writes over REST and GraphQL,
  * good and bad logins, tokens, failures), and every captured log line and response is scanned.
+ * (The whole run is audited the same way too: test/setup/secret-audit.ts.)
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';

@@ -54,7 +54,7 @@ async function snapshot(gw: TestGateway): Promise<string> {
   return `${items.length}:${createHash('sha256').update(JSON.stringify(items)).digest('hex')}`;
 }
 
-describe.each(STORES)('fuzzing (%s, %i cases per property)', (kind) => {
+describe.each(STORES)(`fuzzing (%s, ${RUNS} cases per property)`, (kind) => {
   let gw: TestGateway;
   let before: string;
   const outcomes: Record<string, Record<number, number>> = {};

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ensureFerretdb } from '../../scripts/ferretdb.js';
 import { ADMIN } from '../helpers/gateway.js';
+import { auditChildOutput } from '../setup/secret-audit.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -114,14 +115,16 @@ export async function spawnGateway(
       HOST: '127.0.0.1',
       SVC_ADMIN_USERNAME: ADMIN.username,
       SVC_ADMIN_PASSWORD: ADMIN.password,
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: 'trace',
       SVC_PLUGINS_DIR: env.SVC_PLUGINS_DIR ?? join(ROOT, 'plugins'),
       ...(env.MONGODB_URL ? { MONGODB_URL: env.MONGODB_URL } : { MONGODB_URL: '' }),
       ...(env.SVC_DATA_DIR ? { SVC_DATA_DIR: env.SVC_DATA_DIR } : {}),
       ...limits,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Everything the process prints goes through the whole-run secret audit.
+  auditChildOutput('gateway process', child.stdout, child.stderr);
   const url = `http://127.0.0.1:${port}`;
   let gone = false;
   void exited(child).then(() => (gone = true));

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { startGateway, type Gateway, type GatewayOptions } from '../../src/server.js';
+import { auditLogger } from '../setup/secret-audit.js';
 
 export type StoreKind = 'embedded' | 'mongodb';
 export const STORES: StoreKind[] = ['embedded', 'mongodb'];
@@ -48,7 +49,8 @@ export async function startTestGateway(
     adminPassword: ADMIN.password,
     logLevel: 'silent',
   };
-  const gw = await startGateway(config, opts);
+  // Every line the gateway logs, at the most verbose level, goes through the secret audit.
+  const gw = await startGateway(config, { logger: auditLogger(), ...opts });
   const self: TestGateway = Object.assign(gw, {
     dataDir,
     mongodbUrl,

@@ -291,11 +291,17 @@ export class MongoChangeLog implements ChangeLog {
     return top;
   }
 
-  /** The head hint; `writing`: on the writer side of a request (time-bounded). */
+  /** The head hint; `writing`: on the writer side of a request (time-bounded). Readers share queries (Fresh). */
   private async hint(writing = false): Promise<bigint> {
-    const h = await guard(() => this.meta.findOne({ _id: `head:${this.key}` }, writing ? within(this.opMs) : {}));
+    if (!writing) return this.freshHint.get();
+    const h = await guard(() => this.meta.findOne({ _id: `head:${this.key}` }, within(this.opMs)));
     return h?.n ? BigInt(h.n) : 0n;
   }
+
+  private readonly freshHint = new Fresh(async () => {
+    const h = await guard(() => this.meta.findOne({ _id: `head:${this.key}` }));
+    return h?.n ? BigInt(h.n) : 0n;
+  });
 
   /**
    * The next position to try: after every position known to exist and every one already handed
@@ -315,11 +321,23 @@ export class MongoChangeLog implements ChangeLog {
   // ----- retention --------------------------------------------------------------------------
 
   private async floor(fresh = false): Promise<bigint> {
-    if (fresh || Date.now() - this.floorCache.at > 1000) {
-      const f = await guard(() => this.meta.findOne({ _id: `floor:${this.key}` }));
-      this.floorCache = { n: f?.n ? BigInt(f.n) : 0n, at: Date.now() };
-    }
+    if (fresh || Date.now() - this.floorCache.at > 1000) return this.readFloor();
     return this.floorCache.n;
+  }
+
+  /**
+   * The floor read from the database by a query that starts after the call (see Fresh): a
+   * thousand watchers starting at once cost two round trips, not a thousand (each would take a
+   * pooled connection, and the driver's pool would grow).
+   */
+  private readonly freshFloor = new Fresh(async () => {
+    const f = await guard(() => this.meta.findOne({ _id: `floor:${this.key}` }));
+    this.floorCache = { n: f?.n ? BigInt(f.n) : 0n, at: Date.now() };
+    return this.floorCache.n;
+  });
+
+  private readFloor(): Promise<bigint> {
+    return this.freshFloor.get();
   }
 
   /** Drops whole segments beyond retention (by count and by age); never the newest two. */
@@ -399,9 +417,13 @@ export class MongoChangeLog implements ChangeLog {
     const rv = String(from);
     if (from < (await this.floor(true))) throw expired(rv);
     if (from === 0n || from <= this.known || from <= this.resolved) return;
-    if (from <= (await this.hint())) return;
+    const hint = await this.hint();
+    // Both are positions known to exist: later checks at or below them need no round trip.
+    if (hint > this.known) this.known = hint;
+    if (from <= hint) return;
     const at = await guard(() => this.coll(from).findOne({ _id: pad(from) }, { projection: { _id: 1 } }));
     if (!at) throw expired(rv, 'is not a position of this change feed');
+    if (from > this.known) this.known = from;
   }
 
   /**
@@ -558,6 +580,34 @@ export class MongoChangeLog implements ChangeLog {
       if (await guard(() => this.segment(seg).findOne(filter as never, { projection: { _id: 1 } }))) return true;
     }
     return false;
+  }
+}
+
+/**
+ * A value read from the database by a query that starts after `get()` is called. Callers that
+ * arrive while a query runs share the next one (started when the current one ends), so a burst
+ * of callers costs at most two round trips and each still sees the state at its call or later.
+ */
+class Fresh<T> {
+  private now: Promise<T> | undefined;
+  private next: Promise<T> | undefined;
+  constructor(private readonly query: () => Promise<T>) {}
+
+  get(): Promise<T> {
+    if (!this.now) {
+      const q = this.query().finally(() => {
+        if (this.now === q) this.now = undefined;
+      });
+      this.now = q;
+      return q;
+    }
+    this.next ??= this.now
+      .catch(() => undefined)
+      .then(() => {
+        this.next = undefined;
+        return this.get();
+      });
+    return this.next;
   }
 }
 
