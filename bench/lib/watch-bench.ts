@@ -18,6 +18,7 @@
  * (no initial list).
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { BenchChild } from './children.js';
 import { COLLECTION_PATH, GROUP } from './dataset.js';
@@ -74,6 +75,18 @@ function ask(child: BenchChild, msg: Record<string, unknown>, timeoutMs = 120_00
   });
 }
 
+/** User + system CPU time of a process so far, µs (/proc/<pid>/stat, clock ticks of 10 ms). */
+function cpuMicros(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10_000;
+  } catch {
+    return 0;
+  }
+}
+
 /** RSS after a full GC in the gateway (the second reading follows the GC the first asked for). */
 async function settledRss(gw: BenchChild): Promise<number> {
   await gw.memory();
@@ -112,10 +125,22 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
       }
       return { key: `${name}@1`, ack: now() };
     };
-    const closedLoop = async (label: string): Promise<{ rps: number; errors: number }> => {
+    /**
+     * CPU time per acknowledged write of each process in a phase, µs: where the time goes (the
+     * watch clients run on the same 2 cores as the gateway they measure).
+     */
+    type Cpu = { watched: number; writing: number; clients: number; bench: number };
+    const cpuNow = (): Cpu => ({
+      watched: cpuMicros(watched.pid),
+      writing: writing !== watched ? cpuMicros(writing!.pid) : 0,
+      clients: cpuMicros(clients?.pid),
+      bench: process.cpuUsage().user + process.cpuUsage().system,
+    });
+    const closedLoop = async (label: string): Promise<{ rps: number; errors: number; cpu: Cpu }> => {
       const end = performance.now() + o.seconds * 1000;
       let done = 0;
       let errors = 0;
+      const c0 = cpuNow();
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: o.concurrency }, async () => {
@@ -125,8 +150,13 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
           }
         }),
       );
-      return { rps: (done / (performance.now() - t0)) * 1000, errors };
+      const c1 = cpuNow();
+      const per = (k: keyof Cpu) => (c1[k] - c0[k]) / Math.max(1, done);
+      return { rps: (done / (performance.now() - t0)) * 1000, errors, cpu: { watched: per('watched'), writing: per('writing'), clients: per('clients'), bench: per('bench') } };
     };
+    const cpuLine = (c: Cpu) =>
+      `CPU per write: watched gateway ${c.watched.toFixed(0)} µs${writing !== watched ? `, writing gateway ${c.writing.toFixed(0)} µs` : ''}, ` +
+      `watch clients ${c.clients.toFixed(0)} µs, load generator ${c.bench.toFixed(0)} µs`;
 
     // Warm-up (JIT, connections, the collections of the feed).
     const warm = o.seconds;
@@ -136,7 +166,7 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
 
     // 1. No watcher.
     const w0 = await closedLoop('watch');
-    log(`  no watcher: ${w0.rps.toFixed(0)} writes/s (${o.concurrency} in flight, ${o.seconds} s${w0.errors ? `, ${w0.errors} failed` : ''})`);
+    log(`  no watcher: ${w0.rps.toFixed(0)} writes/s (${o.concurrency} in flight, ${o.seconds} s${w0.errors ? `, ${w0.errors} failed` : ''}); ${cpuLine(w0.cpu)}`);
 
     // 2. Idle watchers: RSS. They start at the current position (nothing to replay).
     const start = JSON.parse((await writer.request({ method: 'GET', path: `${COLLECTION_PATH}?size=1` }, auth)).body.toString()) as { resourceVersion: string };
@@ -154,11 +184,11 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
 
     // 3. Write throughput with the watchers open.
     const wq = await closedLoop('quiet');
-    log(`  ${o.watchers} watchers, writes none selects: ${wq.rps.toFixed(0)} writes/s`);
+    log(`  ${o.watchers} watchers, writes none selects: ${wq.rps.toFixed(0)} writes/s; ${cpuLine(wq.cpu)}`);
     rows.push({ what: `write throughput, ${o.watchers} watchers selecting none of the writes ÷ no watcher`, value: wq.rps / w0.rps, unit: '', target: '≥ 0.8', pass: wq.rps / w0.rps >= 0.8 });
     await ask(clients, { type: 'reset' });
     const wa = await closedLoop('watch');
-    log(`  ${o.watchers} watchers, writes every watcher receives: ${wa.rps.toFixed(0)} writes/s`);
+    log(`  ${o.watchers} watchers, writes every watcher receives: ${wa.rps.toFixed(0)} writes/s; ${cpuLine(wa.cpu)}`);
     rows.push({ what: `write throughput, ${o.watchers} watchers receiving every write ÷ no watcher`, value: wa.rps / w0.rps, unit: '', target: '≥ 0.8', pass: wa.rps / w0.rps >= 0.8 });
     // let the deliveries of that phase finish before timing single writes
     for (let last = -1, i = 0; i < 240; i++) {
@@ -251,7 +281,7 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
     clients = undefined;
     await sleep(1000);
     const w0b = await closedLoop('watch');
-    log(`  no watcher again: ${w0b.rps.toFixed(0)} writes/s`);
+    log(`  no watcher again: ${w0b.rps.toFixed(0)} writes/s; ${cpuLine(w0b.cpu)}`);
     const base = (w0.rps + w0b.rps) / 2;
     for (const r of rows) {
       if (r.what.startsWith('write throughput')) {
@@ -260,6 +290,17 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
       }
     }
     rows.push({ what: 'write throughput with no watcher (mean of a run before and after)', value: base, unit: '/s', target: '—' });
+    // The same comparison by CPU instead of wall time: what the watchers cost the gateway that
+    // serves them per write, whatever else (the clients, other processes) ran on the cores.
+    const cpu0 = (w0.cpu.watched + w0b.cpu.watched) / 2;
+    rows.push({ what: 'watched gateway CPU per write: no watcher (mean of both runs)', value: cpu0, unit: 'µs', target: '—' });
+    rows.push({ what: `watched gateway CPU per write: ${o.watchers} watchers selecting none`, value: wq.cpu.watched, unit: 'µs', target: '—' });
+    rows.push({ what: `watched gateway CPU per write: ${o.watchers} watchers receiving every write`, value: wa.cpu.watched, unit: 'µs', target: '—' });
+    rows.push({ what: `watch clients process CPU per write (${o.watchers} receiving every write)`, value: wa.cpu.clients, unit: 'µs', target: '—' });
+    if (writing === watched) {
+      rows.push({ what: 'write throughput bound by the gateway\'s own CPU, selecting none (CPU per write: none ÷ with watchers)', value: cpu0 / wq.cpu.watched, unit: '', target: '(≥ 0.8)' });
+      rows.push({ what: 'write throughput bound by the gateway\'s own CPU, receiving every write (CPU per write: none ÷ with watchers)', value: cpu0 / wa.cpu.watched, unit: '', target: '(≥ 0.8)' });
+    }
     writer.close();
     return { store: o.kind, rows, notes };
   } finally {

@@ -24,6 +24,7 @@ import { ApiError, Forbidden, Gone, toApiError, Unavailable } from '../errors/in
 import { matchesWhere } from '../query/plan.js';
 import { deniedMessage, liveAuthorizer } from '../rbac/authorizer.js';
 import type { ApiObject } from '../store/object.js';
+import { FEED_GATE, type FeedGate } from '../store/feed/index.js';
 import type { ChangeEvent } from '../store/types.js';
 import { attributesFor, present, storeFailure } from './common.js';
 import { planList, runList } from './list.js';
@@ -127,7 +128,21 @@ function selection(entry: ModelEntry, where: Selection['where']): Selection {
 const selects = (sel: Selection, obj: ApiObject) => matchesWhere(sel.where, (index) => valuesOf(sel.entry, obj, index));
 
 /** The change as the selector sees it (before and after): ADDED, MODIFIED, DELETED or nothing. */
+let lastChange: ChangeEvent | undefined;
+let lastKey = '';
+let lastOut: WatchEvent | undefined;
+
 function translateFor(sel: Selection, e: ChangeEvent): WatchEvent | undefined {
+  // The watchers of one selector ask in a row: answer them without the maps.
+  if (e === lastChange && sel.key === lastKey) return lastOut;
+  const out = translateShared(sel, e);
+  lastChange = e;
+  lastKey = sel.key;
+  lastOut = out;
+  return out;
+}
+
+function translateShared(sel: Selection, e: ChangeEvent): WatchEvent | undefined {
   let m = selections.get(e);
   if (!m) selections.set(e, (m = new Map()));
   let out = m.get(sel.key);
@@ -139,6 +154,41 @@ function translateFor(sel: Selection, e: ChangeEvent): WatchEvent | undefined {
   }
   return out ?? undefined;
 }
+
+/**
+ * The feed gate of a selector (store/feed FeedGate), one object for all its watchers: a change
+ * neither side of which the selector matches is not handed to them at all. It also records the
+ * latest position the feed tested, which is every such watcher's latest position for BOOKMARK.
+ */
+interface SelectorGate extends FeedGate {
+  position: string;
+  refs: number;
+}
+const gates = new Map<string, SelectorGate>();
+
+function joinGate(sel: Selection): SelectorGate {
+  let g = gates.get(sel.key);
+  if (!g) {
+    const gate: SelectorGate = {
+      key: sel.key,
+      position: '',
+      refs: 0,
+      pass(e) {
+        gate.position = e.resourceVersion;
+        return translateFor(sel, e) !== undefined;
+      },
+    };
+    gates.set(sel.key, (g = gate));
+  }
+  g.refs++;
+  return g;
+}
+
+function leaveGate(g: SelectorGate): void {
+  if (--g.refs <= 0 && gates.get(g.key) === g) gates.delete(g.key);
+}
+
+const later = (a: string, b: string) => (a === '' ? b : b === '' ? a : BigInt(a) >= BigInt(b) ? a : b);
 
 /** Names the caller may watch: undefined = all; otherwise only these (a resourceNames grant). */
 type Allowed = ReadonlySet<string> | undefined;
@@ -187,6 +237,10 @@ async function startWatch(
   let unsubscribe: (() => void) | undefined;
   const timers: NodeJS.Timeout[] = [];
   let untrack = () => {};
+  const selGate = joinGate(sel);
+  /** In the feed's group of this selector: the changes the gate refused moved it on too. */
+  let grouped = false;
+  const gate: FeedGate = { key: selGate.key, pass: selGate.pass, joined: () => void (grouped = true) };
   const stop = () => {
     if (ended) return;
     ended = true;
@@ -194,6 +248,7 @@ async function startWatch(
     untrack();
     unsubscribe?.();
     unsubscribe = undefined;
+    leaveGate(selGate);
   };
   const fail = (err: ApiError) => {
     if (ended) return;
@@ -238,12 +293,15 @@ async function startWatch(
     return out;
   };
 
-  const onChange = (e: ChangeEvent) => {
+  const onChange: ((e: ChangeEvent) => void) & { [FEED_GATE]?: FeedGate } = (e: ChangeEvent) => {
     if (ended) return;
     position = e.resourceVersion;
     let out = translate(e);
     if (known) {
-      if (BigInt(e.resourceVersion) > windowEnd) known = undefined;
+      if (BigInt(e.resourceVersion) > windowEnd) {
+        known = undefined;
+        onChange[FEED_GATE] = gate; // from here on only the selector decides what is ignored
+      }
       else out = reconcile(e, out);
     }
     if (out) sink.send(out);
@@ -256,6 +314,7 @@ async function startWatch(
   try {
     if (opts.resourceVersion !== undefined && opts.resourceVersion !== '') {
       position = opts.resourceVersion;
+      onChange[FEED_GATE] = gate;
       unsubscribe = await store.watch(opts.resourceVersion, onChange, (err) => fail(lost(entry, err)));
     } else {
       // List, announce every match as ADDED, then follow the feed from the list's position.
@@ -291,7 +350,9 @@ async function startWatch(
 
   const { bookmarkMs, recheckMs } = watchSettings;
   const bookmark = setInterval(() => {
-    if (ended || position === '') return;
+    if (ended) return;
+    if (grouped) position = later(position, selGate.position);
+    if (position === '') return;
     const object = { apiVersion: model.apiVersion, kind: model.kind, metadata: {} } as unknown as ApiObject;
     sink.send({ type: 'BOOKMARK', object, resourceVersion: position });
   }, bookmarkMs);

@@ -8,10 +8,38 @@
  * compared on every hand-over, so nothing is delivered twice or skipped.
  * Local writes call `wake()` so their events go out at once; other processes' writes are seen
  * within `pollMs`.
+ *
+ * Fan-out groups: a subscriber may attach a gate to its callback (`onEvent[FEED_GATE]`, see
+ * FeedGate) saying which changes can matter to it, as a pure function shared by every
+ * subscriber with the same gate key (e.g. one watch selector). Live subscribers with a gate are
+ * kept per key; a change is tested once per key and the members of a group it cannot matter to
+ * are not visited at all. (A callback property rather than a parameter, so the store port and the
+ * adapters that pass the callback through stay as they are.)
  */
 import { StoreError } from '../errors.js';
 import type { ChangeEvent, OnFeedLost, Unsubscribe } from '../types.js';
 import { expired, parsePosition, type ChangeLog } from './change-log.js';
+
+/** The property of a subscriber's callback that holds its FeedGate (optional, may be set later). */
+export const FEED_GATE = Symbol('svc.feedGate');
+
+/**
+ * Which changes can matter to a subscriber: `pass(e)` false means the callback would do nothing
+ * with `e`. Subscribers with the same `key` must have gates that answer alike (only the first
+ * member's is asked). A subscriber sets its gate once nothing but the gate decides what it
+ * ignores; until then it gets every change.
+ */
+export interface FeedGate {
+  readonly key: string;
+  pass(e: ChangeEvent): boolean;
+  /**
+   * Called when the subscriber joins its group: from then on every change the feed delivers is
+   * either handed to it or refused by the group's gate.
+   */
+  joined?(): void;
+}
+
+type GatedCallback = ((e: ChangeEvent) => void) & { [FEED_GATE]?: FeedGate };
 
 export interface SharedFeedOptions {
   /** Poll interval while anyone subscribes. Default 50 ms. */
@@ -21,15 +49,27 @@ export interface SharedFeedOptions {
 }
 
 interface Subscriber {
+  /** Last position delivered (not kept up to date once the subscriber is in a group). */
   cursor: bigint;
   live: boolean;
   closed: boolean;
-  onEvent: (e: ChangeEvent) => void;
+  onEvent: GatedCallback;
   onLost?: OnFeedLost;
+  /** The gate key of the group it belongs to, once in one. */
+  group?: string;
+}
+
+interface Group {
+  gate: FeedGate;
+  members: Set<Subscriber>;
 }
 
 export class SharedFeed {
   private readonly subs = new Set<Subscriber>();
+  /** Live subscribers at the poller's position without a gate (or not yet in a group). */
+  private readonly loose = new Set<Subscriber>();
+  /** Live, gated subscribers at the poller's position, by gate key. */
+  private readonly groups = new Map<string, Group>();
   /** Last position the poller delivered; undefined while nobody subscribes. */
   private cursor: bigint | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -74,10 +114,10 @@ export class SharedFeed {
     this.subs.add(sub);
     if (this.cursor === undefined) {
       this.cursor = start;
-      sub.live = true;
+      this.goLive(sub);
       this.schedule(0);
     } else if (start >= this.cursor) {
-      sub.live = true; // ahead of the poller: positions up to `start` are skipped on delivery
+      this.goLive(sub); // ahead of the poller: positions up to `start` are skipped on delivery
     } else {
       void this.catchUp(sub);
     }
@@ -100,7 +140,39 @@ export class SharedFeed {
   private drop(sub: Subscriber): void {
     sub.closed = true;
     this.subs.delete(sub);
+    this.loose.delete(sub);
+    if (sub.group !== undefined) {
+      const g = this.groups.get(sub.group);
+      g?.members.delete(sub);
+      if (g && !g.members.size) this.groups.delete(sub.group);
+      sub.group = undefined;
+    }
     if (!this.subs.size) this.stop();
+  }
+
+  private goLive(sub: Subscriber): void {
+    sub.live = true;
+    this.loose.add(sub);
+    this.regroup(sub);
+  }
+
+  /**
+   * Moves a loose subscriber into its gate's group once it has a gate and stands at (not ahead
+   * of) the poller: from then on every change the poller delivers is after its position.
+   */
+  private regroup(sub: Subscriber): void {
+    const gate = sub.onEvent[FEED_GATE];
+    if (!gate || sub.closed || sub.group !== undefined || this.cursor === undefined || sub.cursor > this.cursor) return;
+    this.loose.delete(sub);
+    let g = this.groups.get(gate.key);
+    if (!g) this.groups.set(gate.key, (g = { gate, members: new Set() }));
+    g.members.add(sub);
+    sub.group = gate.key;
+    try {
+      gate.joined?.();
+    } catch {
+      // a failing subscriber must not break the others
+    }
   }
 
   private lose(sub: Subscriber, err: Error): void {
@@ -117,6 +189,8 @@ export class SharedFeed {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.cursor = undefined;
+    this.loose.clear();
+    this.groups.clear();
   }
 
   private schedule(ms: number): void {
@@ -159,14 +233,31 @@ export class SharedFeed {
     const pos = BigInt(e.resourceVersion);
     if (this.cursor === undefined || pos <= this.cursor) return;
     this.cursor = pos;
-    for (const s of this.subs) {
-      if (!s.live || pos <= s.cursor) continue;
+    for (const g of this.groups.values()) {
+      let pass: boolean;
+      try {
+        pass = g.gate.pass(e);
+      } catch {
+        pass = true;
+      }
+      if (!pass) continue;
+      for (const s of g.members) {
+        try {
+          s.onEvent(e);
+        } catch {
+          // a failing subscriber must not break the poller or other subscribers
+        }
+      }
+    }
+    for (const s of this.loose) {
+      if (pos <= s.cursor) continue;
       s.cursor = pos;
       try {
         s.onEvent(e);
       } catch {
-        // a failing subscriber must not break the poller or other subscribers
+        // as above
       }
+      this.regroup(s);
     }
   }
 
@@ -175,7 +266,7 @@ export class SharedFeed {
     try {
       while (!sub.closed) {
         if (this.cursor === undefined || sub.cursor >= this.cursor) {
-          sub.live = true;
+          this.goLive(sub);
           return;
         }
         const events = await this.log.read(sub.cursor, this.batch);
