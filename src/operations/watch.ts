@@ -19,6 +19,12 @@
  *    decision's `names`) opens restricted to them: events of other objects are never sent.
  *    The re-check updates that set.
  *  - Objects leave through the kind's presentation hook (`present`, e.g. no password hashes).
+ *
+ * Fan-out cost (issue 10 benchmark): what a change means for a selector is decided once per
+ * (change, model entry, selector) and shared by every watcher of that selector, and watchers past
+ * their list reconciliation join their selector's group in the model's shared feed (FeedGate),
+ * so a change their selector sees neither before nor after does not visit them at all. What stays
+ * per watcher: the resourceNames restriction, the `known` reconciliation, the re-check, the sink.
  */
 import { ApiError, Forbidden, Gone, toApiError, Unavailable } from '../errors/index.js';
 import { matchesWhere } from '../query/plan.js';
@@ -75,6 +81,14 @@ export function encodeWatchEventBytes(e: WatchEvent): Buffer {
   return b;
 }
 
+/** The event as one line of newline-delimited JSON (ndjson watch), shared like the above. */
+const encodedLines = new WeakMap<WatchEvent, Buffer>();
+export function encodeWatchEventLine(e: WatchEvent): Buffer {
+  let b = encodedLines.get(e);
+  if (b === undefined) encodedLines.set(e, (b = Buffer.from(`${encodeWatchEvent(e)}\n`)));
+  return b;
+}
+
 /**
  * Translations of one change, shared by every watcher that translates it the same way, so that
  * the event object (and its JSON text, see encodeWatchEvent) exists once per change.
@@ -127,11 +141,11 @@ function selection(entry: ModelEntry, where: Selection['where']): Selection {
 
 const selects = (sel: Selection, obj: ApiObject) => matchesWhere(sel.where, (index) => valuesOf(sel.entry, obj, index));
 
-/** The change as the selector sees it (before and after): ADDED, MODIFIED, DELETED or nothing. */
 let lastChange: ChangeEvent | undefined;
 let lastKey = '';
 let lastOut: WatchEvent | undefined;
 
+/** The change as the selector sees it (before and after): ADDED, MODIFIED, DELETED or nothing. */
 function translateFor(sel: Selection, e: ChangeEvent): WatchEvent | undefined {
   // The watchers of one selector ask in a row: answer them without the maps.
   if (e === lastChange && sel.key === lastKey) return lastOut;

@@ -89,7 +89,7 @@ export async function streamWatch(
   };
   const write = (e: WatchEvent) => {
     if (finished || res.destroyed) return;
-    res.write(`${ops.encodeWatchEvent(e)}\n`);
+    res.write(ops.encodeWatchEventLine(e));
     flow.check();
   };
   const flow = new FlowGuard(
