@@ -51,6 +51,6 @@ export async function prepareWatch(ctx: OperationContext, entry: ModelEntry, opt
     },
   };
 }
-export { encodeWatchEvent, encodeWatchEventBytes, encodeWatchEventLine, errorEvent, type PreparedWatch, type WatchSink } from './watch.js';
+export { encodeWatchEvent, encodeWatchEventBytes, errorEvent, type PreparedWatch, type WatchSink } from './watch.js';
 export { activeWatchCount, endWatches } from '../registry/open-watches.js';
 export { configureWatch, watchSettings, type WatchSettings } from './watch-settings.js';

@@ -81,14 +81,6 @@ export function encodeWatchEventBytes(e: WatchEvent): Buffer {
   return b;
 }
 
-/** The event as one line of newline-delimited JSON (ndjson watch), shared like the above. */
-const encodedLines = new WeakMap<WatchEvent, Buffer>();
-export function encodeWatchEventLine(e: WatchEvent): Buffer {
-  let b = encodedLines.get(e);
-  if (b === undefined) encodedLines.set(e, (b = Buffer.from(`${encodeWatchEvent(e)}\n`)));
-  return b;
-}
-
 /**
  * Translations of one change, shared by every watcher that translates it the same way, so that
  * the event object (and its JSON text, see encodeWatchEvent) exists once per change.

@@ -89,7 +89,7 @@ export async function streamWatch(
   };
   const write = (e: WatchEvent) => {
     if (finished || res.destroyed) return;
-    res.write(ops.encodeWatchEventLine(e));
+    res.write(`${ops.encodeWatchEvent(e)}\n`);
     flow.check();
   };
   const flow = new FlowGuard(
