@@ -21,6 +21,7 @@ import type { GraphQLContext } from './context.js';
 import { maskError, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { createFastPath, replay } from './fast-path.js';
+import { guardSends } from '../http/send-guard.js';
 import { boundedWebSocketServer } from '../http/websocket.js';
 
 const REBUILD_DELAY_MS = 20;
@@ -251,6 +252,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
           }
         }
         wss.handleUpgrade(req, socket, head, (ws) => {
+          guardSends(ws);
           if (caller) upgradeCallers.set(ws, caller);
           wss.emit('connection', ws, req);
         });

@@ -102,7 +102,10 @@ export interface GatewayProcess {
 }
 
 /** Starts `src/cli.ts` in its own process; resolves when /healthz answers 200. */
-export async function spawnGateway(env: { MONGODB_URL?: string; SVC_DATA_DIR?: string; SVC_PLUGINS_DIR?: string }): Promise<GatewayProcess> {
+export async function spawnGateway(
+  env: { MONGODB_URL?: string; SVC_DATA_DIR?: string; SVC_PLUGINS_DIR?: string; NODE_OPTIONS?: string } & Record<`SVC_${string}`, string | undefined>,
+): Promise<GatewayProcess> {
+  const { MONGODB_URL: _m, SVC_DATA_DIR: _d, SVC_PLUGINS_DIR: _p, ...limits } = env; // SVC_* limits, NODE_OPTIONS
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
     cwd: ROOT,
@@ -116,6 +119,7 @@ export async function spawnGateway(env: { MONGODB_URL?: string; SVC_DATA_DIR?: s
       SVC_PLUGINS_DIR: env.SVC_PLUGINS_DIR ?? join(ROOT, 'plugins'),
       ...(env.MONGODB_URL ? { MONGODB_URL: env.MONGODB_URL } : { MONGODB_URL: '' }),
       ...(env.SVC_DATA_DIR ? { SVC_DATA_DIR: env.SVC_DATA_DIR } : {}),
+      ...limits,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -5,7 +5,8 @@
  * selector, the list→watch reconciliation, and watchers joining, leaving or resuming while
  * others of the same selector keep streaming. Both stores, real gateways and WebSockets.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { configureWatch } from '../../src/operations/index.js';
 import type { Attributes, Authorizer } from '../../src/rbac/authorizer.js';
 import { allowAll } from '../../src/rbac/authorizer.js';
 import { adminAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
@@ -20,6 +21,8 @@ async function currentVersion(gw: TestGateway): Promise<string> {
   const r = await call(gw, 'GET', `${PERSONS}?size=1`, undefined, { authorization: adminAuth });
   return r.body.resourceVersion as string;
 }
+
+afterEach(() => configureWatch());
 
 describe.each(STORES)('shared fan-out (%s)', (kind) => {
   let gw: TestGateway;
@@ -104,5 +107,19 @@ describe.each(STORES)('shared fan-out (%s)', (kind) => {
     const versions = (w: Watcher) => w.changes().map((e) => `${e.object.metadata.name}@${e.object.metadata.version}`);
     expect(versions(resumed)).toEqual(versions(first).slice(1));
     for (const w of [first, resumed, late]) w.close();
+  });
+
+  it('a watcher the gate keeps every change from still gets BOOKMARKs at the latest position', async () => {
+    configureWatch({ bookmarkMs: 100 });
+    const w = openWatch(gw, `?labelSelector=${LABEL}=nothing&resourceVersion=${await currentVersion(gw)}`);
+    await w.opened;
+    for (let i = 0; i < 3; i++) await write(gw, 'POST', PERSONS, person(`${kind}-bm-${i}`, { [LABEL]: 'elsewhere' }));
+    const now = await currentVersion(gw);
+    await w.until(
+      (ev) => ev.some((e) => e.type === 'BOOKMARK' && BigInt(e.resourceVersion) >= BigInt(now)),
+      `a BOOKMARK at ${now} or later`,
+    );
+    expect(w.changes()).toEqual([]);
+    w.close();
   });
 });

@@ -1,0 +1,115 @@
+/**
+ * Slow WebSocket consumers on graphql-ws (issue 11 finding 4, transport part).
+ *
+ * graphql-ws sends one message at a time and waits for `ws.send`'s callback before taking the
+ * next event of a subscription, so a client that stops reading never grows the socket's
+ * `bufferedAmount` beyond one message: the socket's send path stalls, the subscription's events
+ * pile up in its queue (bounded by the GraphQL layer, 1,000 events → ERROR), and the socket
+ * stays open until graphql-ws's keep-alive gives up on it. A buffer check like the REST
+ * transports' (rest/watch-stream.ts) would never fire, so this guard watches progress instead:
+ * a socket whose sends have made no progress for `drainMs` while data waits, or that has more
+ * than `hardBufferBytes` waiting when another message is queued, is closed with 4503 (the
+ * gateway's own code: the consumer fell too far behind) and terminated a second later (a client
+ * that does not read never takes the close frame). The socket's close ends its operations,
+ * which frees their queues.
+ */
+import type { WebSocket } from 'ws';
+
+/** The close code of a cut slow consumer (the gateway's own; CONTRACT names none for this). */
+export const SLOW_CONSUMER_CLOSE = 4503;
+const REASON = 'Too slow: the consumer fell too far behind';
+
+export interface SendGuardSettings {
+  /** A socket whose sends made no progress for this long while data waits is closed (4503). */
+  drainMs: number;
+  /** A socket with more than this many bytes waiting when another message is queued is closed at once (4503). */
+  hardBufferBytes: number;
+  /** After the close frame, the socket is terminated this much later. */
+  terminateMs: number;
+}
+
+const DEFAULTS: SendGuardSettings = { drainMs: 5000, hardBufferBytes: 8 << 20, terminateMs: 1000 };
+
+export const sendGuardSettings: SendGuardSettings = { ...DEFAULTS };
+
+/** Changes the settings for sockets guarded afterwards; `configureSendGuard()` restores the defaults. */
+export function configureSendGuard(s: Partial<SendGuardSettings> = DEFAULTS): void {
+  Object.assign(sendGuardSettings, s === DEFAULTS ? DEFAULTS : s);
+}
+
+type SendCallback = (err?: Error) => void;
+
+const byteLength = (data: unknown): number =>
+  typeof data === 'string' ? Buffer.byteLength(data) : ((data as { byteLength?: number }).byteLength ?? 0);
+
+/**
+ * Wraps `ws.send` of one socket; `onCut` is called once when the socket is cut off.
+ *
+ * Progress is counted in bytes handed to the kernel (`bufferedAmount` going down), not in whole
+ * messages, so a client on a slow link that takes a large query result over many seconds is not
+ * cut while it reads. The 8 MiB bound applies to what is already waiting when another message
+ * is queued: one large result alone never trips it.
+ */
+export function guardSends(ws: WebSocket, onCut?: () => void): void {
+  const { drainMs, hardBufferBytes, terminateMs } = sendGuardSettings;
+  const send = ws.send.bind(ws) as (data: unknown, options: unknown, cb?: SendCallback) => void;
+  /** Sends whose callback has not come yet (graphql-ws: at most one per operation). */
+  let outstanding = 0;
+  let stallTimer: NodeJS.Timeout | undefined;
+  let cut = false;
+  /** `bufferedAmount` when the stall clock last started, and the bytes queued since. */
+  let mark = 0;
+  let added = 0;
+
+  const cutOff = () => {
+    if (cut) return;
+    cut = true;
+    if (stallTimer) clearTimeout(stallTimer);
+    stallTimer = undefined;
+    onCut?.();
+    if (ws.readyState === ws.OPEN) ws.close(SLOW_CONSUMER_CLOSE, REASON);
+    setTimeout(() => ws.terminate(), terminateMs).unref();
+  };
+  const startClock = () => {
+    mark = ws.bufferedAmount;
+    added = 0;
+    stallTimer = setTimeout(check, drainMs);
+    stallTimer.unref();
+  };
+  /** Every `drainMs` while sends wait: cut unless some bytes left the buffer since the last look. */
+  const check = () => {
+    stallTimer = undefined;
+    if (cut || outstanding === 0) return;
+    if (mark + added - ws.bufferedAmount > 0) return startClock();
+    cutOff();
+  };
+  ws.once('close', () => {
+    if (stallTimer) clearTimeout(stallTimer);
+    stallTimer = undefined;
+  });
+
+  ws.send = ((data: unknown, options?: unknown, cb?: SendCallback) => {
+    if (typeof options === 'function') {
+      cb = options as SendCallback;
+      options = {};
+    }
+    // After the cut nothing more is queued; the sender is told "done" so that it drains its
+    // queues at once instead of reporting an error for a socket closed on purpose.
+    if (cut) return cb?.();
+    if (outstanding > 0 && ws.bufferedAmount > hardBufferBytes) {
+      cutOff();
+      return cb?.();
+    }
+    if (outstanding === 0 && !stallTimer) startClock();
+    outstanding++;
+    added += byteLength(data);
+    send(data, options ?? {}, (err?: Error) => {
+      outstanding--;
+      if (outstanding === 0 && stallTimer) {
+        clearTimeout(stallTimer);
+        stallTimer = undefined;
+      }
+      cb?.(cut ? undefined : err);
+    });
+  }) as WebSocket['send'];
+}
