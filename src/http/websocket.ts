@@ -2,7 +2,9 @@
  * The WebSocket servers of the gateway (REST watch, graphql-ws): messages from clients are
  * bounded by LIMITS.wsMessageBytes (a larger one closes the socket with 1009, "message too
  * big"), and a protocol error on one socket (such as that one) closes that socket instead of
- * surfacing as an uncaught exception.
+ * surfacing as an uncaught exception. Such an error is the client's doing: it is not handed to
+ * the socket's other listeners (graphql-ws would print every one to the console, a log any
+ * client could flood).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -16,7 +18,16 @@ export function boundedWebSocketServer(maxPayload = LIMITS.wsMessageBytes): WebS
     handleUpgrade(req, socket, head, (ws, request) => {
       // ws has already sent the close frame (1009, 1002, …); nothing else to do.
       ws.on('error', () => undefined);
+      const emit = ws.emit.bind(ws);
+      ws.emit = ((event: string | symbol, ...args: unknown[]) =>
+        event === 'error' && isProtocolError(args[0]) ? true : emit(event, ...args)) as typeof ws.emit;
       done(ws, request);
     });
   return wss;
+}
+
+/** An error ws raises for a client's malformed or oversized frame (it closes the socket itself). */
+function isProtocolError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('WS_ERR_');
 }

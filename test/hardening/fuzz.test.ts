@@ -16,7 +16,10 @@ import { adminAuth, STORES, startTestGateway, type TestGateway } from '../helper
 import { BASE, bodyArb, graphqlArb, jsonPatchArb, listParamsArb, mergePatchArb, methodArb, pathArb } from './fuzz-arbs.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
-const TIMEOUT = Math.max(60_000, RUNS * 60);
+/** FerretDB on a loaded machine answers a case (request + checksum) in ~60–150 ms. */
+const TIMEOUT = Math.max(60_000, RUNS * 300);
+/** A property never outlives its test: interrupted (a failure) before the test's timeout. */
+const FC = { numRuns: RUNS, interruptAfterTimeLimit: TIMEOUT - 5_000, markInterruptAsFailure: true };
 const agent = new Agent({ keepAlive: true, maxSockets: 4 });
 
 interface Answer {
@@ -112,7 +115,7 @@ describe.each(STORES)(`fuzzing (%s, ${RUNS} cases per property)`, (kind) => {
         fc.pre(!(method === 'DELETE' && /^\/apis\/people\.example\.com\/v1alpha1\/persons\/?$/.test(path)));
         await judge('paths', await send(gw, method, path, method === 'POST' || method === 'PUT' ? '{}' : undefined), `${method} ${path}`);
       }),
-      { numRuns: RUNS },
+      FC,
     );
   }, TIMEOUT);
 
@@ -125,7 +128,7 @@ describe.each(STORES)(`fuzzing (%s, ${RUNS} cases per property)`, (kind) => {
         const method = asDelete && q.toString() !== '' ? 'DELETE' : 'GET';
         await judge('list parameters', await send(gw, method, `${BASE}?${q}`), `${method} ?${q}`);
       }),
-      { numRuns: RUNS },
+      FC,
     );
   }, TIMEOUT);
 
@@ -135,7 +138,7 @@ describe.each(STORES)(`fuzzing (%s, ${RUNS} cases per property)`, (kind) => {
         const r = update ? await send(gw, 'PUT', `${BASE}/target`, body) : await send(gw, 'POST', BASE, body);
         await judge('bodies', r, `${update ? 'PUT' : 'POST'} ${body.slice(0, 200)}`);
       }),
-      { numRuns: RUNS },
+      FC,
     );
   }, TIMEOUT);
 
@@ -146,7 +149,7 @@ describe.each(STORES)(`fuzzing (%s, ${RUNS} cases per property)`, (kind) => {
         const r = await send(gw, 'PATCH', `${BASE}/target${status ? '/status' : ''}`, patch, media);
         await judge('patches', r, `PATCH ${type} ${patch.slice(0, 200)}`);
       }),
-      { numRuns: RUNS },
+      FC,
     );
   }, TIMEOUT);
 
@@ -168,7 +171,7 @@ describe.each(STORES)(`fuzzing (%s, ${RUNS} cases per property)`, (kind) => {
         if (!wrote && now !== before) throw new Error(`${op.query} → no write succeeded, but the stored data changed`);
         if (now !== before) await restore();
       }),
-      { numRuns: RUNS },
+      FC,
     );
   }, TIMEOUT);
 
