@@ -126,12 +126,11 @@ interface Client {
 const wsUrl = (gw: GatewayProcess, path: string) => `${gw.url.replace(/^http/, 'ws')}${path}`;
 const portOf = (ws: WebSocket) => (ws as unknown as { _socket: Socket })._socket.localPort!;
 
-/** REST WebSocket watcher; resolves once the initial ADDED events for the warm-up objects arrived. */
-function restWebSocket(gw: GatewayProcess, ready: number): Promise<Client> {
-  const ws = new WebSocket(wsUrl(gw, `${PERSONS}?labelSelector=${LABEL}=slow`), { headers: { authorization: adminAuth } });
+/** The Client record of a `ws` socket (errors are seen through its close). */
+function socketClient(kind: Client['kind'], ws: WebSocket): Client {
   ws.on('error', () => undefined);
-  const c: Client = {
-    kind: 'REST WebSocket',
+  return {
+    kind,
     events: 0,
     port: 0,
     closed: new Promise((r) => ws.on('close', (code) => r({ code, at: Date.now() }))),
@@ -139,6 +138,12 @@ function restWebSocket(gw: GatewayProcess, ready: number): Promise<Client> {
     resume: () => ws.resume(),
     close: () => ws.terminate(),
   };
+}
+
+/** REST WebSocket watcher; resolves once the initial ADDED events for the warm-up objects arrived. */
+function restWebSocket(gw: GatewayProcess, ready: number): Promise<Client> {
+  const ws = new WebSocket(wsUrl(gw, `${PERSONS}?labelSelector=${LABEL}=slow`), { headers: { authorization: adminAuth } });
+  const c = socketClient('REST WebSocket', ws);
   return new Promise((resolve, reject) => {
     ws.once('error', reject);
     ws.once('open', () => (c.port = portOf(ws)));
@@ -153,16 +158,7 @@ const SUBSCRIPTION = `subscription { peopleExampleCom_v1alpha1_watchPersons(labe
 /** graphql-ws subscriber (graphql-transport-ws); resolves once `ready` ADDED events arrived (0: once subscribed). */
 function graphqlWs(gw: GatewayProcess, ready: number): Promise<Client> {
   const ws = new WebSocket(wsUrl(gw, '/graphql'), 'graphql-transport-ws');
-  ws.on('error', () => undefined);
-  const c: Client = {
-    kind: 'graphql-ws',
-    events: 0,
-    port: 0,
-    closed: new Promise((r) => ws.on('close', (code) => r({ code, at: Date.now() }))),
-    pause: () => ws.pause(),
-    resume: () => ws.resume(),
-    close: () => ws.terminate(),
-  };
+  const c = socketClient('graphql-ws', ws);
   return new Promise((resolve, reject) => {
     ws.once('error', reject);
     ws.once('open', () => {
