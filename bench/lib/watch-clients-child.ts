@@ -1,18 +1,34 @@
 /**
  * The watch benchmark's clients, in their own process so that receiving does not compete with
- * the load generator's event loop: N REST WebSocket watchers on one gateway, each recording
- * every event it receives. Started by bench/lib/watch-bench.ts.
+ * the load generator's event loop: N REST WebSocket watchers on one gateway. Started by
+ * bench/lib/watch-bench.ts.
+ *
+ * They share the 2 cores with the gateway they measure, so receiving must cost as little as
+ * possible: no WebSocket library, no per-message string or JSON. Each socket comes from a plain
+ * HTTP upgrade, and its frames are read straight from the socket's chunks (RFC 6455 §5.2; server
+ * frames are unmasked, ours must be masked). The event type is payload byte 9: the gateway's
+ * events are `JSON.stringify({type, object, resourceVersion})`, so every one starts `{"type":"`.
  *
  * Protocol (parent → child): {type:'open', n, url, path, auth} → {type:'opened', n, failed}
- *   {type:'report', keys} → {type:'report', total, closed, errors, seen: [count, first, last][]}
+ *   {type:'mode', keys} → {type:'mode'}: keys = decode every event to its `name@version` and keep
+ *     per key count / first / last arrival (latency phase, few writes); otherwise only per-socket
+ *     counters (throughput phases). Counters run in both modes; keys is on until told otherwise.
+ *   {type:'report', keys} → {type:'report', total, closed, errors, bad, seen: [count, first, last][],
+ *     sockets: {n, open, min, minOpen, sum, last}} (counts since the last reset; min over every
+ *     socket and over the still-open ones, last = latest arrival of an event at any socket)
  *   {type:'reset'} → {type:'reset'}; {type:'stop'} closes every socket and exits.
  * Times are `performance.timeOrigin + performance.now()` (ms since the epoch, sub-ms precision),
- * comparable with the parent's.
+ * comparable with the parent's, read once per chunk: events in one chunk arrived together.
  */
+import { createHash, randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import WebSocket from 'ws';
 
 const now = () => performance.timeOrigin + performance.now();
+const WS_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+/** Payload bytes a throughput-mode text frame needs: `{"type":"` and the type's first letter. */
+const TYPE_AT = 9;
 
 interface Seen {
   count: number;
@@ -20,32 +36,85 @@ interface Seen {
   last: number;
 }
 
-const sockets: WebSocket[] = [];
-/** Per `name@version`: how many watchers received it, first and last arrival. */
+interface Conn {
+  socket: Socket;
+  /** Events (ADDED / MODIFIED / DELETED) since the last reset, and the arrival of the latest. */
+  count: number;
+  last: number;
+  closed: boolean;
+  /** Start of a frame whose needed bytes span chunks, and how many bytes it needs at least. */
+  part: Buffer | undefined;
+  need: number;
+  /** Bytes of the current frame's payload still to pass over (not needed). */
+  skip: number;
+}
+
+const conns: Conn[] = [];
+let keysMode = true;
+/** Per `name@version`: how many watchers received it, first and last arrival (keys mode). */
 let seen = new Map<string, Seen>();
 /** One parse per distinct message text: every watcher receives the same text of an event. */
-let parsed = new Map<string, string | null>();
+let parsed = new Map<string, string>();
 let total = 0;
 let closed = 0;
 let errors = 0;
+/** Frames this reader does not expect from the gateway (fragmented, masked, not `{"type":"…`). */
+let bad = 0;
+const PREFIX = Buffer.from('{"type":"');
 
-function keyOf(text: string): string | null {
+function markClosed(c: Conn): void {
+  if (c.closed) return;
+  c.closed = true;
+  closed++;
+}
+
+/** Pong echoing the ping's payload (≤ 125 bytes for control frames), masked as a client must. */
+function pong(c: Conn, payload: Buffer): void {
+  const mask = randomBytes(4);
+  const out = Buffer.allocUnsafe(6 + payload.length);
+  out[0] = 0x8a;
+  out[1] = 0x80 | payload.length;
+  mask.copy(out, 2);
+  for (let i = 0; i < payload.length; i++) out[6 + i] = payload[i]! ^ mask[i & 3]!;
+  c.socket.write(out);
+}
+
+function keyOf(payload: Buffer): string | undefined {
+  const text = payload.toString('utf8');
   let k = parsed.get(text);
   if (k === undefined) {
+    if (!payload.subarray(0, PREFIX.length).equals(PREFIX)) {
+      bad++;
+      return undefined;
+    }
     const e = JSON.parse(text) as { type: string; object?: { metadata?: { name?: string; version?: number } } };
-    if (e.type === 'ERROR') errors++;
-    k = e.type === 'BOOKMARK' || e.type === 'ERROR' ? null : `${e.object?.metadata?.name}@${e.object?.metadata?.version}`;
+    // The byte the throughput mode goes by must name the same type.
+    if (e.type.charCodeAt(0) !== payload[TYPE_AT]) bad++;
+    k = `${e.object?.metadata?.name}@${e.object?.metadata?.version}`;
     if (parsed.size > 20_000) parsed = new Map();
     parsed.set(text, k);
-  } else if (k === null && text.includes('"ERROR"')) errors++;
+  }
   return k;
 }
 
-function onMessage(data: WebSocket.RawData): void {
-  const t = now();
-  const k = keyOf(String(data));
-  if (k === null) return;
+/** A text frame (one event); `b[at…]` is its payload, whole in keys mode, else ≥ TYPE_AT + 1 bytes. */
+function onEvent(c: Conn, b: Buffer, at: number, len: number, t: number): void {
+  const type = len > TYPE_AT ? b[at + TYPE_AT] : 0;
+  if (type === 0x42 /* B */) return;
+  if (type === 0x45 /* E */) {
+    errors++;
+    return;
+  }
+  if (type !== 0x41 /* A */ && type !== 0x4d /* M */ && type !== 0x44 /* D */) {
+    bad++;
+    return;
+  }
+  c.count++;
+  c.last = t;
   total++;
+  if (!keysMode) return;
+  const k = keyOf(b.subarray(at, at + len));
+  if (k === undefined) return;
   const s = seen.get(k);
   if (s) {
     s.count++;
@@ -53,21 +122,132 @@ function onMessage(data: WebSocket.RawData): void {
   } else seen.set(k, { count: 1, first: t, last: t });
 }
 
+/**
+ * Handles the frames of `b` from `off`; returns where an incomplete one starts (b.length when
+ * none), having set `c.need` to the bytes it needs at least. A frame whose needed bytes are
+ * here but whose payload goes on leaves the rest in `c.skip`.
+ */
+function frames(c: Conn, b: Buffer, off: number, t: number): number {
+  let p = off;
+  while (p < b.length) {
+    const avail = b.length - p;
+    if (avail < 2) return need(c, 2, p);
+    const b0 = b[p]!;
+    const b1 = b[p + 1]!;
+    const len7 = b1 & 0x7f;
+    const hl = 2 + (len7 === 126 ? 2 : len7 === 127 ? 8 : 0) + (b1 & 0x80 ? 4 : 0);
+    if (avail < hl) return need(c, hl, p);
+    const len = len7 === 126 ? b.readUInt16BE(p + 2) : len7 === 127 ? Number(b.readBigUInt64BE(p + 2)) : len7;
+    const op = b0 & 0x0f;
+    // Only a throughput-mode text frame can be handled from a prefix of its payload.
+    const want = op === 1 && !keysMode ? Math.min(len, TYPE_AT + 1) : len;
+    if (avail < hl + want) return need(c, hl + want, p);
+    const at = p + hl;
+    if (b1 & 0x80 || !(b0 & 0x80) || op === 0) bad++; // ws sends whole, unmasked messages
+    else if (op === 1) onEvent(c, b, at, want, t);
+    else if (op === 8) {
+      markClosed(c);
+      c.socket.destroy();
+    } else if (op === 9) pong(c, b.subarray(at, at + len));
+    if (avail >= hl + len) p += hl + len;
+    else {
+      c.skip = hl + len - avail;
+      return b.length;
+    }
+  }
+  return p;
+}
+
+function need(c: Conn, n: number, at: number): number {
+  c.need = n;
+  return at;
+}
+
+function onData(c: Conn, chunk: Buffer): void {
+  const t = now();
+  let off = 0;
+  for (;;) {
+    if (c.skip) {
+      const n = Math.min(c.skip, chunk.length - off);
+      c.skip -= n;
+      off += n;
+    }
+    if (off >= chunk.length) return;
+    if (!c.part) break;
+    // Complete the pending frame with only the bytes it needs, not a copy of the whole chunk.
+    const take = Math.min(chunk.length - off, c.need - c.part.length);
+    const merged = Buffer.concat([c.part, chunk.subarray(off, off + take)]);
+    off += take;
+    const end = frames(c, merged, 0, t);
+    c.part = end < merged.length ? merged.subarray(end) : undefined;
+  }
+  const end = frames(c, chunk, off, t);
+  // A copy: the chunk's memory may be reused (and holding a slice would keep all of it alive).
+  if (end < chunk.length) c.part = Buffer.from(chunk.subarray(end));
+}
+
 function open(url: string, auth: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(url, { headers: { authorization: auth }, perMessageDeflate: false });
-    ws.on('message', onMessage);
-    ws.once('open', () => {
-      sockets.push(ws);
+    const u = new URL(url.replace(/^ws/, 'http'));
+    const key = randomBytes(16).toString('base64');
+    const req = request({
+      host: u.hostname,
+      port: u.port,
+      path: `${u.pathname}${u.search}`,
+      agent: false,
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': key,
+        authorization: auth,
+      },
+    });
+    req.once('upgrade', (res, socket: Socket, head: Buffer) => {
+      const accept = createHash('sha1').update(key + WS_GUID).digest('base64');
+      if (res.statusCode !== 101 || res.headers['sec-websocket-accept'] !== accept) {
+        socket.destroy();
+        return resolve(false);
+      }
+      const c: Conn = { socket, count: 0, last: 0, closed: false, part: undefined, need: 0, skip: 0 };
+      socket.setNoDelay(true);
+      socket.on('error', () => undefined); // 'close' follows
+      socket.once('close', () => markClosed(c));
+      socket.on('data', (d: Buffer) => onData(c, d));
+      conns.push(c);
+      if (head.length) onData(c, head);
       resolve(true);
     });
-    ws.once('close', () => closed++);
-    ws.once('error', () => resolve(false));
-    ws.once('unexpected-response', () => resolve(false));
+    // Anything but 101 (a refused watch answers with a problem response).
+    req.once('response', (res) => {
+      res.resume();
+      resolve(false);
+    });
+    req.once('error', () => resolve(false));
+    req.end();
   });
 }
 
-process.on('message', async (m: { type: string; n?: number; url?: string; auth?: string; keys?: string[] }) => {
+function socketStats() {
+  let min = Infinity;
+  let minOpen = Infinity;
+  let sum = 0;
+  let last = 0;
+  let openCount = 0;
+  for (const c of conns) {
+    min = Math.min(min, c.count);
+    if (!c.closed) {
+      openCount++;
+      minOpen = Math.min(minOpen, c.count);
+    }
+    sum += c.count;
+    last = Math.max(last, c.last);
+  }
+  // Infinity does not survive IPC's JSON: none = -1.
+  return { n: conns.length, open: openCount, min: conns.length ? min : -1, minOpen: openCount ? minOpen : -1, sum, last };
+}
+
+process.on('message', async (m: { type: string; n?: number; url?: string; auth?: string; keys?: string[] | boolean }) => {
   if (m.type === 'open') {
     let failed = 0;
     const batch = 50;
@@ -75,19 +255,26 @@ process.on('message', async (m: { type: string; n?: number; url?: string; auth?:
       const ok = await Promise.all(Array.from({ length: Math.min(batch, m.n! - i) }, () => open(m.url!, m.auth!)));
       failed += ok.filter((x) => !x).length;
     }
-    process.send!({ type: 'opened', n: sockets.length, failed });
+    process.send!({ type: 'opened', n: conns.length, failed });
+  } else if (m.type === 'mode') {
+    keysMode = m.keys === true;
+    process.send!({ type: 'mode' });
   } else if (m.type === 'report') {
-    const out = (m.keys ?? []).map((k) => {
+    const out = ((m.keys as string[] | undefined) ?? []).map((k) => {
       const s = seen.get(k);
       return s ? [s.count, s.first, s.last] : [0, 0, 0];
     });
-    process.send!({ type: 'report', total, closed, errors, seen: out });
+    process.send!({ type: 'report', total, closed, errors, bad, seen: out, sockets: socketStats() });
   } else if (m.type === 'reset') {
     seen = new Map();
     total = 0;
+    for (const c of conns) {
+      c.count = 0;
+      c.last = 0;
+    }
     process.send!({ type: 'reset' });
   } else if (m.type === 'stop') {
-    for (const ws of sockets) ws.terminate();
+    for (const c of conns) c.socket.destroy();
     process.exit(0);
   }
 });
