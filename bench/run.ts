@@ -633,6 +633,7 @@ async function benchWatchStore(o: BenchOptions, kind: StoreKind): Promise<WatchB
     watchers: o.watchers,
     rate: o.watchRate,
     seconds: o.watchSeconds,
+    pin: o.pin,
     concurrency: o.concurrency,
     cpuProfDir: o.cpuProfDir ? await freshDir(resolve(o.cpuProfDir, `watched-gateway-${kind}`)) : undefined,
   });
@@ -657,7 +658,8 @@ function watchReport(o: BenchOptions, results: WatchBenchResult[]): string {
   }
   lines.push(
     `\nSettings: ${o.watchers} WebSocket watchers (one client process); write phases of ${o.watchSeconds} s, ${o.concurrency} creates in flight ` +
-      `(closed loop); ${o.watchRate} writes/s offered (open loop) in the delivery phase.`,
+      `(closed loop); ${o.watchRate} writes/s offered (open loop) in the delivery phase; ` +
+      `CPU pinning ${o.pin ? 'on (watched gateway CPU 0; watch clients and writing gateway CPU 1; load generator not pinned)' : 'off'}.`,
   );
   return lines.join('\n');
 }

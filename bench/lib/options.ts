@@ -33,6 +33,8 @@ export interface BenchOptions {
   watchers: number;
   watchRate: number;
   watchSeconds: number;
+  /** Watch benchmark: pin the watched gateway to CPU 0, its clients and the writing gateway to CPU 1. */
+  pin: boolean;
 }
 
 const HELP = `npm run bench [-- options]   (each option also as an environment variable)
@@ -53,6 +55,7 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --watchers=1000              BENCH_WATCHERS         WebSocket watchers on the watched gateway
   --watch-rate=500             BENCH_WATCH_RATE       writes/s offered in the delivery phase
   --watch-seconds=5            BENCH_WATCH_SECONDS    length of each write phase of the watch benchmark
+  --pin                        BENCH_PIN=1            watch benchmark: watched gateway on CPU 0, watch clients + writing gateway on CPU 1 (taskset)
   --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon
 `;
 
@@ -84,6 +87,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
       watchers: { type: 'string' },
       'watch-rate': { type: 'string' },
       'watch-seconds': { type: 'string' },
+      pin: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -125,6 +129,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     watchers: int('BENCH_WATCHERS', get('watchers', 'BENCH_WATCHERS', '1000')),
     watchRate: int('BENCH_WATCH_RATE', get('watch-rate', 'BENCH_WATCH_RATE', '500')),
     watchSeconds: int('BENCH_WATCH_SECONDS', get('watch-seconds', 'BENCH_WATCH_SECONDS', '5')),
+    pin: values.pin ?? (env.BENCH_PIN !== undefined && env.BENCH_PIN !== '' && env.BENCH_PIN !== '0'),
   };
 }
 

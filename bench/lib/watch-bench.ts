@@ -19,6 +19,7 @@
  * every socket has as many as there were acknowledged writes); only phase 4 decodes each event
  * to its `name@version`.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -42,6 +43,8 @@ export interface WatchBenchOptions {
   drainSeconds?: number;
   /** When set, the watched gateway runs with --cpu-prof writing into this directory. */
   cpuProfDir?: string;
+  /** Pin the watched gateway to CPU 0, the watch clients and the writing gateway to CPU 1. */
+  pin?: boolean;
 }
 
 export interface WatchRow {
@@ -96,6 +99,14 @@ function cpuMicros(pid: number | undefined): number {
   }
 }
 
+/**
+ * Restricts every thread of a running child to one CPU. After the start, because fork() cannot
+ * put `taskset` in front of node; threads started later inherit the mask.
+ */
+function pinTo(child: BenchChild, cpu: number): void {
+  execFileSync('/usr/bin/taskset', ['-a', '-p', '-c', String(cpu), String(child.pid)], { stdio: 'ignore' });
+}
+
 /** RSS after a full GC in the gateway (the second reading follows the GC the first asked for). */
 async function settledRss(gw: BenchChild): Promise<number> {
   await gw.memory();
@@ -119,6 +130,11 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
   try {
     writing = o.kind === 'mongodb' ? await BenchChild.start('writing gateway', 'gateway-child.ts', cfg, ['--expose-gc']) : watched;
     log(`  watched gateway pid ${watched.pid}${writing !== watched ? `, writing gateway pid ${writing.pid} (same database)` : ' (also takes the writes)'}`);
+    if (o.pin) {
+      pinTo(watched, 0);
+      if (writing !== watched) pinTo(writing, 1);
+      log(`  pinned: watched gateway to CPU 0${writing !== watched ? ', writing gateway' : ''}, watch clients to CPU 1 (load generator not pinned)`);
+    }
     const writer = new HttpClient(writing.url, Math.max(64, o.concurrency));
     const tag = randomBytes(3).toString('hex');
     let seq = 0;
@@ -181,6 +197,7 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
     const start = JSON.parse((await writer.request({ method: 'GET', path: `${COLLECTION_PATH}?size=1` }, auth)).body.toString()) as { resourceVersion: string };
     const before = await settledRss(watched);
     clients = await BenchChild.start('watch clients', 'watch-clients-child.ts', {}, []);
+    if (o.pin) pinTo(clients, 1);
     const url = `${watched.url.replace(/^http/, 'ws')}${COLLECTION_PATH}?labelSelector=${encodeURIComponent(`${LABEL}=watch`)}&resourceVersion=${start.resourceVersion}`;
     const opened = await ask(clients, { type: 'open', n: o.watchers, url, auth: auth.authorization });
     if (opened.failed) throw new Error(`${String(opened.failed)} of ${o.watchers} watchers failed to open`);
