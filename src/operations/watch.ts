@@ -23,15 +23,16 @@
  * Fan-out cost (issue 10 benchmark): what a change means for a selector is decided once per
  * (change, model entry, selector) and shared by every watcher of that selector, and watchers past
  * their list reconciliation join their selector's group in the model's shared feed (FeedGate),
- * so a change their selector sees neither before nor after does not visit them at all. What stays
- * per watcher: the resourceNames restriction, the `known` reconciliation, the re-check, the sink.
+ * so a change their selector sees neither before nor after does not visit them at all; the
+ * group's members get each read of the feed as one batch, translated once for all of them
+ * (`translateBatch`) and handed to `sink.sendBatch`. What stays per watcher: the resourceNames
+ * restriction, the `known` reconciliation, the re-check, the sink.
  */
 import { ApiError, Forbidden, Gone, toApiError, Unavailable } from '../errors/index.js';
 import { matchesWhere } from '../query/plan.js';
 import { deniedMessage, liveAuthorizer } from '../rbac/authorizer.js';
 import type { ApiObject } from '../store/object.js';
-import { FEED_GATE, type FeedGate } from '../store/feed/index.js';
-import type { ChangeEvent } from '../store/types.js';
+import type { ChangeEvent, FeedGate, WatchHints } from '../store/types.js';
 import { attributesFor, present, storeFailure } from './common.js';
 import { planList, runList } from './list.js';
 import type { ModelEntry, OperationContext, WatchEvent, WatchOptions } from './types.js';
@@ -41,6 +42,11 @@ import { watchSettings } from './watch-settings.js';
 /** Where a started watch delivers. `end` is called once, after the last event. */
 export interface WatchSink {
   send(e: WatchEvent): void;
+  /**
+   * Several events at once, in order (optional; otherwise `send` each). Watchers of one
+   * selector receive the same array for the same changes: a transport may encode it once.
+   */
+  sendBatch?(events: readonly WatchEvent[]): void;
   /** The stream ended on the server's side (after an ERROR event, when there is one). */
   end(): void;
 }
@@ -145,6 +151,26 @@ function translateFor(sel: Selection, e: ChangeEvent): WatchEvent | undefined {
   lastChange = e;
   lastKey = sel.key;
   lastOut = out;
+  return out;
+}
+
+/**
+ * A batch of changes as the selector sees it, one array shared by every watcher of the
+ * selector that receives this batch (a transport can then encode it once).
+ */
+const batchTranslations = new WeakMap<readonly ChangeEvent[], Map<string, readonly WatchEvent[]>>();
+function translateBatch(sel: Selection, events: readonly ChangeEvent[]): readonly WatchEvent[] {
+  let m = batchTranslations.get(events);
+  if (!m) batchTranslations.set(events, (m = new Map()));
+  let out = m.get(sel.key);
+  if (out === undefined) {
+    const list: WatchEvent[] = [];
+    for (const e of events) {
+      const w = translateFor(sel, e);
+      if (w) list.push(w);
+    }
+    m.set(sel.key, (out = list));
+  }
   return out;
 }
 
@@ -299,19 +325,41 @@ async function startWatch(
     return out;
   };
 
-  const onChange: ((e: ChangeEvent) => void) & { [FEED_GATE]?: FeedGate } = (e: ChangeEvent) => {
+  /** Set once nothing but the selector decides which changes this watcher ignores. */
+  let gated = false;
+  const onChange = (e: ChangeEvent) => {
     if (ended) return;
     position = e.resourceVersion;
     let out = translate(e);
     if (known) {
       if (BigInt(e.resourceVersion) > windowEnd) {
         known = undefined;
-        onChange[FEED_GATE] = gate; // from here on only the selector decides what is ignored
-      }
-      else out = reconcile(e, out);
+        gated = true;
+      } else out = reconcile(e, out);
     }
     if (out) sink.send(out);
   };
+  const sendAll = sink.sendBatch
+    ? (events: readonly WatchEvent[]) => sink.sendBatch!(events)
+    : (events: readonly WatchEvent[]) => {
+        for (const e of events) if (!ended) sink.send(e);
+      };
+  /** A read of the feed, for this watcher as a member of its selector's group. */
+  const onBatch = (events: readonly ChangeEvent[]) => {
+    if (ended || !events.length) return;
+    position = events[events.length - 1]!.resourceVersion;
+    let outs: readonly WatchEvent[];
+    if (only) {
+      const mine: WatchEvent[] = [];
+      for (const e of events) {
+        const out = translate(e);
+        if (out) mine.push(out);
+      }
+      outs = mine;
+    } else outs = translateBatch(sel, events);
+    if (outs.length) sendAll(outs);
+  };
+  const hints: WatchHints = { gate: () => (gated ? gate : undefined), onBatch };
 
   untrack = trackWatch(model.storage.key, {
     end: (code, message) => fail(code === 410 ? new Gone(message) : new Unavailable(message)),
@@ -320,8 +368,8 @@ async function startWatch(
   try {
     if (opts.resourceVersion !== undefined && opts.resourceVersion !== '') {
       position = opts.resourceVersion;
-      onChange[FEED_GATE] = gate;
-      unsubscribe = await store.watch(opts.resourceVersion, onChange, (err) => fail(lost(entry, err)));
+      gated = true;
+      unsubscribe = await store.watch(opts.resourceVersion, onChange, (err) => fail(lost(entry, err)), hints);
     } else {
       // List, announce every match as ADDED, then follow the feed from the list's position.
       const initial = await runList(entry, { ...query, offset: 0, limit: undefined });
@@ -338,7 +386,7 @@ async function startWatch(
       // change again when it is confirmed would repeat an ADDED/MODIFIED the list gave).
       windowEnd = BigInt(await store.horizon());
       if (ended) return stop;
-      unsubscribe = await store.watch(initial.resourceVersion, onChange, (err) => fail(lost(entry, err)));
+      unsubscribe = await store.watch(initial.resourceVersion, onChange, (err) => fail(lost(entry, err)), hints);
     }
   } catch (e) {
     stop();

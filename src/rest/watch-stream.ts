@@ -5,6 +5,11 @@
  * and only then accept the connection and start the watch, so a refused or malformed upgrade
  * leaves nothing subscribed.
  *
+ * Batches: the watchers of one selector receive each read of the change feed as one array of
+ * events (operations/watch.ts `sendBatch`); its bytes (ndjson lines, or WebSocket text frames:
+ * server frames are not masked, so they are the same for every socket) are built once per
+ * array and leave in one write per socket.
+ *
  * Resource safety: a consumer whose unsent data stays above `softBufferBytes` for `stallMs`, or
  * exceeds `hardBufferBytes`, gets ERROR 503 and is disconnected (its subscription ends at once,
  * its socket within a second); WebSockets are pinged every `pingMs` (operations/watch-settings).
@@ -12,6 +17,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { createRequire } from 'node:module';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { Unavailable, toApiError } from '../errors/index.js';
 import * as ops from '../operations/index.js';
@@ -28,6 +34,34 @@ export function watchOptions(url: RequestTarget): WatchOptions {
 }
 
 export const errorEvent = ops.errorEvent;
+
+/** ws's frame encoder (`WebSocket.Sender.frame`, not typed by @types/ws). */
+const { frame } = (createRequire(import.meta.url)('ws') as { Sender: { frame(data: Buffer, o: Record<string, unknown>): Buffer[] } }).Sender;
+const TEXT_FRAME = { fin: true, rsv1: false, opcode: 1, mask: false, readOnly: true };
+
+/** The events as WebSocket text frames, one per event: built once per array. */
+const frameBatches = new WeakMap<readonly WatchEvent[], Buffer>();
+export function watchFrames(events: readonly WatchEvent[]): Buffer {
+  let b = frameBatches.get(events);
+  if (b === undefined) {
+    const parts: Buffer[] = [];
+    for (const e of events) parts.push(...frame(ops.encodeWatchEventBytes(e), TEXT_FRAME));
+    frameBatches.set(events, (b = Buffer.concat(parts)));
+  }
+  return b;
+}
+
+/** The events as newline-delimited JSON: built once per array. */
+const lineBatches = new WeakMap<readonly WatchEvent[], Buffer>();
+function watchLines(events: readonly WatchEvent[]): Buffer {
+  let b = lineBatches.get(events);
+  if (b === undefined) {
+    let text = '';
+    for (const e of events) text += `${ops.encodeWatchEvent(e)}\n`;
+    lineBatches.set(events, (b = Buffer.from(text)));
+  }
+  return b;
+}
 
 const slowConsumer = () =>
   new Unavailable('The watcher fell too far behind (its unsent events exceeded the buffer limit); watch again from the last resourceVersion.');
@@ -92,6 +126,11 @@ export async function streamWatch(
     res.write(`${ops.encodeWatchEvent(e)}\n`);
     flow.check();
   };
+  const writeBatch = (events: readonly WatchEvent[]) => {
+    if (finished || res.destroyed) return;
+    res.write(watchLines(events));
+    flow.check();
+  };
   const flow = new FlowGuard(
     () => res.writableLength,
     () => {
@@ -105,7 +144,7 @@ export async function streamWatch(
     res.on('close', resolve);
   });
   try {
-    stop = await prepared.start({ send: write, end: finish });
+    stop = await prepared.start({ send: write, sendBatch: writeBatch, end: finish });
   } catch (e) {
     write(ops.errorEvent(toApiError(e)));
     finish();
@@ -188,6 +227,19 @@ async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch): Promise<vo
     ws.send(ops.encodeWatchEventBytes(e), { binary: false });
     flow.check();
   };
+  // A batch goes straight to the socket as ready-made frames: the same Buffer for every socket
+  // of the selector. ws's sender never holds anything back here (no extension such as
+  // compression is negotiated, and it sends only whole frames), so the order on the wire is
+  // the order of the calls.
+  const sendBatch = (events: readonly WatchEvent[]) => {
+    if (finished || ws.readyState !== ws.OPEN) return;
+    if (!raw || ws.extensions !== '') {
+      for (const e of events) send(e);
+      return;
+    }
+    raw.write(watchFrames(events));
+    flow.check();
+  };
   const flow = new FlowGuard(
     () => ws.bufferedAmount,
     () => {
@@ -198,7 +250,7 @@ async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch): Promise<vo
   );
   ws.on('close', finish);
   try {
-    stop = await prepared.start({ send, end: finish });
+    stop = await prepared.start({ send, sendBatch, end: finish });
   } catch (e) {
     const err = toApiError(e);
     send(ops.errorEvent(err));

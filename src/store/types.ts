@@ -102,6 +102,42 @@ export type Unsubscribe = () => void;
 
 /** Called once when a subscription cannot continue (e.g. StoreError `Expired`); no events follow. */
 export type OnFeedLost = (err: Error) => void;
+
+/**
+ * Which changes can matter to a subscriber, as a pure function shared by every subscriber with
+ * the same `key` (e.g. one watch selector): `pass(e)` false means the subscriber would do
+ * nothing with `e`. Subscribers with the same key must have gates that answer alike (the feed
+ * asks one of them).
+ */
+export interface FeedGate {
+  readonly key: string;
+  pass(e: ChangeEvent): boolean;
+  /**
+   * Called when the subscriber joins its gate's group: from then on every change the feed
+   * delivers is either handed to it or refused by the gate.
+   */
+  joined?(): void;
+}
+
+/**
+ * How a subscriber lets the feed fan changes out in groups (store/feed/shared-feed.ts): both
+ * optional; without them every change is handed to `onEvent`, one call per subscriber.
+ */
+export interface WatchHints {
+  /**
+   * The subscriber's gate, once nothing but the gate decides what it ignores (undefined until
+   * then; asked again after each change handed to it). Subscribers with a gate that stand at the
+   * feed's live position are kept in one group per key: a change is tested once per group, and
+   * the members of a group it cannot matter to are not visited.
+   */
+  gate?(): FeedGate | undefined;
+  /**
+   * For group members: the changes of one read of the feed that passed the group's gate, in
+   * order, in one call instead of one `onEvent` per change. Every member of a group receives
+   * the same array, so work derived from it can be shared (and must not modify it).
+   */
+  onBatch?(events: readonly ChangeEvent[]): void;
+}
 /** Storage of the objects of one model. Obtained from `Store.model()`. */
 export interface ModelStore {
   readonly model: StorageModel;
@@ -137,9 +173,10 @@ export interface ModelStore {
    * Subscribes to the changes after `from` (or after the current position when undefined), in
    * feed order, each exactly once. Rejects with StoreError `Expired` when `from` is not a
    * position the feed still holds (older than retention, or unknown). `onLost` is called when
-   * the subscription ends on its own (store closed, feed lost); no event follows it.
+   * the subscription ends on its own (store closed, feed lost); no event follows it. `hints`
+   * let many subscribers share the fan-out work (WatchHints).
    */
-  watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost): Promise<Unsubscribe>;
+  watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost, hints?: WatchHints): Promise<Unsubscribe>;
 }
 
 export interface IndexBuildProgress {

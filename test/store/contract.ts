@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError, type StoreErrorCode } from '../../src/store/errors.js';
 import type {
   ChangeEvent,
+  FeedGate,
   IndexBuildProgress,
   IndexDescriptor,
   IndexRequirement,
@@ -841,6 +842,129 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
         await waitFor(() => none.length === 1, 'live event after resume at head');
         expect(none[0]!.object.metadata.name).toBe('r4');
         unsub3();
+      });
+
+      describe('fan-out hints (WatchHints)', () => {
+        const colorOf = (o: ApiObject | undefined) => (o?.spec as WidgetSpec | undefined)?.color;
+        /** A gate letting through the changes a `color=red` selector sees before or after; counts its calls. */
+        const redGate = (key: string) => {
+          const g = {
+            key,
+            asked: 0,
+            pass: (e: ChangeEvent) => (g.asked++, colorOf(e.object) === 'red' || colorOf(e.previous) === 'red'),
+          };
+          return g;
+        };
+        const isRed = (e: ChangeEvent) => colorOf(e.object) === 'red' || colorOf(e.previous) === 'red';
+        const positions = (es: readonly ChangeEvent[]) => es.map((e) => e.resourceVersion);
+
+        /** 12 changes in bursts (creates of red and blue widgets, then red ones turned blue). */
+        async function writeBursts(ms: ModelStore, tag: string): Promise<void> {
+          const made = await Promise.all(
+            ['red', 'blue', 'red', 'red', 'blue', 'red'].map((color, i) => ms.create(widget(`${tag}-${i}`, { color }))),
+          );
+          await Promise.all([ms.create(widget(`${tag}-b1`, { color: 'blue' })), ms.create(widget(`${tag}-r1`, { color: 'red' }))]);
+          await Promise.all([0, 2, 3, 5].map((i) => ms.update(bump(made[i]!, { color: 'blue' }), 1)));
+        }
+
+        it('members of one gate get each read as one shared batch; the gate is asked once per change; a refusing group is never visited', async () => {
+          const ms = await store.model(makeModel());
+          const red = redGate('red');
+          const none: FeedGate & { asked: number } = { key: 'none', asked: 0, pass: () => (none.asked++, false) };
+          const batches: (readonly ChangeEvent[])[][] = [[], [], []];
+          const singles: ChangeEvent[][] = [[], [], []];
+          const unsubs: (() => void)[] = [];
+          const all: ChangeEvent[] = [];
+          unsubs.push(await ms.watch(undefined, (e) => all.push(e)));
+          for (let i = 0; i < 3; i++) {
+            unsubs.push(await ms.watch(undefined, (e) => singles[i]!.push(e), undefined, { gate: () => red, onBatch: (es) => batches[i]!.push(es) }));
+          }
+          let visited = 0;
+          unsubs.push(await ms.watch(undefined, () => visited++, undefined, { gate: () => none, onBatch: () => visited++ }));
+          await writeBursts(ms, 'g');
+          await waitFor(() => all.length >= 12, '12 changes on the plain subscriber');
+          const want = positions(all.filter(isRed));
+          await waitFor(() => batches[0]!.flat().length + singles[0]!.length >= want.length, 'the red changes on a member');
+          await sleep(100);
+          for (let i = 0; i < 3; i++) {
+            // every change its gate lets through, once, in feed order (one-by-one only before it joined)
+            expect([...positions(singles[i]!), ...positions(batches[i]!.flat())]).toEqual(want);
+            expect(singles[i]).toEqual([]);
+          }
+          // the same array for every member, read by read
+          expect(batches[1]!.length).toBe(batches[0]!.length);
+          batches[0]!.forEach((b, k) => {
+            expect(batches[1]![k]).toBe(b);
+            expect(batches[2]![k]).toBe(b);
+          });
+          expect(red.asked).toBe(12);
+          expect(none.asked).toBe(12);
+          expect(visited).toBe(0);
+          for (const u of unsubs) u();
+        });
+
+        it('a subscriber that offers its gate in the middle of a read gets the rest of that read once, as its group does', async () => {
+          const ms = await store.model(makeModel());
+          const red = redGate('red-late');
+          const member: ChangeEvent[] = [];
+          const peerBatches: (readonly ChangeEvent[])[] = [];
+          const all: ChangeEvent[] = [];
+          const unsubs = [
+            await ms.watch(undefined, (e) => all.push(e)),
+            await ms.watch(undefined, () => undefined, undefined, { gate: () => red, onBatch: (es) => peerBatches.push(es) }),
+          ];
+          let seen = 0;
+          // Loose (every change one by one) until it has seen three, then only what the gate passes.
+          unsubs.push(
+            await ms.watch(
+              undefined,
+              (e) => {
+                seen++;
+                member.push(e);
+              },
+              undefined,
+              { gate: () => (seen >= 3 ? red : undefined), onBatch: (es) => member.push(...es) },
+            ),
+          );
+          await writeBursts(ms, 'l');
+          await waitFor(() => all.length >= 12, '12 changes');
+          const want = [...positions(all.slice(0, 3)), ...positions(all.slice(3).filter(isRed))];
+          await waitFor(() => member.length >= want.length, 'the member');
+          await sleep(100);
+          expect(positions(member)).toEqual(want);
+          expect(positions(peerBatches.flat())).toEqual(positions(all.filter(isRed)));
+          for (const u of unsubs) u();
+        });
+
+        it('a stream of writes reaches 1,000 subscribers in few reads; a lone write after a quiet spell at once', async () => {
+          const ms = await store.model(makeModel());
+          const red = redGate('red-many');
+          const reads: number[] = [];
+          const got: ChangeEvent[] = [];
+          const unsubs: (() => void)[] = [];
+          unsubs.push(await ms.watch(undefined, () => undefined, undefined, { gate: () => red, onBatch: (es) => (reads.push(es.length), got.push(...es)) }));
+          for (let i = 1; i < 1000; i++) unsubs.push(await ms.watch(undefined, () => undefined, undefined, { gate: () => red, onBatch: () => undefined }));
+          const t0 = performance.now();
+          for (let i = 0; i < 30; i++) {
+            await ms.create(widget(`s-${i}`, { color: 'red' }));
+            await sleep(5);
+          }
+          const elapsed = performance.now() - t0;
+          await waitFor(() => got.length >= 30, 'the 30 changes');
+          expect(positions(got)).toEqual([...new Set(positions(got))]);
+          // 1,000 subscribers: a read per 100 ms at most while changes stream in (plus the first
+          // and a last one); one read per write would be 30.
+          expect(reads.length, `${reads.length} reads in ${elapsed.toFixed(0)} ms`).toBeLessThanOrEqual(Math.ceil(elapsed / 100) + 2);
+          expect(reads.length).toBeLessThan(30);
+          // quiet for longer than the window: the next write is not held back
+          await sleep(400);
+          const before = got.length;
+          const t1 = performance.now();
+          await ms.create(widget('lone', { color: 'red' }));
+          await waitFor(() => got.length > before, 'the lone write');
+          expect(performance.now() - t1).toBeLessThan(90);
+          for (const u of unsubs) u();
+        });
       });
 
       it('an unknown resourceVersion throws Expired', async () => {

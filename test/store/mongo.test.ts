@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BASE, makeModel, query, req, runStoreContract, widget } from './contract.js';
 import { createMongoStore } from '../../src/store/mongo/index.js';
 import { collectionNames, encodeObject } from '../../src/store/mongo/document.js';
-import { pad, SEGMENT } from '../../src/store/mongo/feed.js';
+import { FeedWriter, MongoChangeLog, pad, SEGMENT } from '../../src/store/mongo/feed.js';
+import { DEFAULT_RETENTION } from '../../src/store/feed/index.js';
+import { StoreError } from '../../src/store/errors.js';
 import { compareVersions, isNewer } from '../../src/store/mongo/indexes.js';
 import { toFilter, toSort } from '../../src/store/mongo/query.js';
 import type { Store } from '../../src/store/types.js';
@@ -280,6 +282,79 @@ describe('mongodb adapter internals', () => {
     await entries.updateOne({ _id: id as never }, { $set: { s: 'c' } });
     expect(await ms.resourceVersion()).toBe(String(p));
     expect(BigInt(await ms.horizon())).toBe(p);
+  });
+
+  it('writes that outlive their time bound never stall the feed of a live gateway', async () => {
+    // Under overload a write's feed entry (step 1) or object write (step 2) can be given up by
+    // the client while the server still carries it out. The writing process stays alive, so
+    // readers cannot repair its entries as a dead writer's: it must resolve them itself.
+    const model = makeModel();
+    const ms = await store.model(model);
+    const start = await ms.resourceVersion();
+    const got: string[] = [];
+    const unsub = await ms.watch(start, (e) => got.push(`${e.type} ${e.object.metadata.name}`));
+    const hasty: Store[] = [];
+    try {
+      let failed = 0;
+      let tried = 0;
+      // Bounds from "nothing sent in time" to "most answers arrive in time": in between, writes
+      // reach the server and are given up by the client.
+      for (const ms of [2, 5, 10, 20, 40]) {
+        const h = await createMongoStore({ url, database, operationTimeoutMS: ms });
+        hasty.push(h);
+        const hm = await h.model(model);
+        const outcomes = await Promise.allSettled(Array.from({ length: 40 }, () => hm.create(widget(`t-${tried++}`))));
+        failed += outcomes.filter((o) => o.status === 'rejected').length;
+      }
+      expect(failed, 'some writes must give up for this test to mean anything').toBeGreaterThan(0);
+      await ms.create(widget('t-after'));
+      const end = Date.now() + 20_000;
+      while (!got.includes('ADDED t-after') && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      expect(got, `${failed} of ${tried} hasty creates failed`).toContain('ADDED t-after');
+      // every object in the store was announced exactly once, and nothing else was
+      const stored = names(await ms.list(query())).filter((n) => n.startsWith('t-'));
+      const added = got.filter((g) => g.startsWith('ADDED ')).map((g) => g.slice(6));
+      expect([...added].sort()).toEqual([...stored].sort());
+    } finally {
+      unsub();
+      for (const h of hasty) await h.close();
+    }
+  });
+
+  it('an object write the client gave up on is confirmed when it landed, aborted when it did not, and the feed moves on', async () => {
+    // Step 2 given up (e.g. its time bound passed) while the server may still carry it out: the
+    // writer cannot abort the entry at once (the object may be there) nor leave it pending for
+    // as long as it lives (every reader would wait there).
+    const model = makeModel();
+    const ms = await store.model(model);
+    const start = await ms.resourceVersion();
+    const got: string[] = [];
+    const unsub = await ms.watch(start, (e) => got.push(`${e.type} ${e.object.metadata.name}`));
+    const db = client.db(database);
+    const colls = collectionNames(model.key);
+    const writer = new FeedWriter(db);
+    const log = new MongoChangeLog(db, model.key, colls.feed, db.collection(colls.objects), writer, DEFAULT_RETENTION);
+    try {
+      const landed = await log.begin({ type: 'ADDED', name: 'd-landed', object: widget('d-landed'), pf: null, g: 'g-landed' });
+      const lost = await log.begin({ type: 'ADDED', name: 'd-lost', object: widget('d-lost'), pf: null, g: 'g-lost' });
+      // The first write reached the server after its client gave up; the second never did.
+      await db.collection(colls.objects).insertOne({ _id: 'd-landed' as never, f: landed, g: 'g-landed', v: 1, o: encodeObject(widget('d-landed')) });
+      const t0 = Date.now();
+      await log.failed(landed, new StoreError('Unavailable', 'MongoDB did not answer insertOne within 5 ms'));
+      await log.failed(lost, new StoreError('Unavailable', 'MongoDB did not answer insertOne within 5 ms'));
+      await ms.create(widget('d-after'));
+      const end = Date.now() + 20_000;
+      while (!got.includes('ADDED d-after') && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      expect(got).toEqual(['ADDED d-landed', 'ADDED d-after']);
+      // the lost write held readers up for its doubt period (6 s), not for as long as its writer lives
+      expect(Date.now() - t0).toBeGreaterThan(5000);
+      const entries = db.collection(`${colls.feed}.${BigInt(landed) / SEGMENT}`);
+      expect((await entries.findOne({ _id: landed as never }))?.s).toBe('c');
+      expect((await entries.findOne({ _id: lost as never }))?.s).toBe('a');
+    } finally {
+      unsub();
+      await writer.close();
+    }
   });
 });
 

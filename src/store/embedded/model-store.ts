@@ -22,6 +22,7 @@ import type {
   StoreListResult,
   StoreQuery,
   Unsubscribe,
+  WatchHints,
 } from '../types.js';
 import type { ApiObject } from '../object.js';
 import type { EmbeddedChangeLog } from './changes.js';
@@ -392,7 +393,7 @@ export class EmbeddedModelStore implements ModelStore {
     return this.feed.horizon();
   }
 
-  watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost): Promise<Unsubscribe> {
-    return this.feed.subscribe(from, onEvent, onLost);
+  watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost, hints?: WatchHints): Promise<Unsubscribe> {
+    return this.feed.subscribe(from, onEvent, onLost, hints);
   }
 }

@@ -1,5 +1,5 @@
 /** The change-feed layer shared by both adapters (see shared-feed.ts). */
-export { FEED_GATE, SharedFeed, type FeedGate, type SharedFeedOptions } from './shared-feed.js';
+export { deliveryWindowMs, SharedFeed, type SharedFeedOptions } from './shared-feed.js';
 export {
   DEFAULT_RETENTION,
   expired,

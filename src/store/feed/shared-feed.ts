@@ -6,44 +6,38 @@
  * A subscriber that starts behind the poller (resume from an older position) first replays from
  * the log on its own, then joins the live fan-out exactly where the poller stands; positions are
  * compared on every hand-over, so nothing is delivered twice or skipped.
- * Local writes call `wake()` so their events go out at once; other processes' writes are seen
- * within `pollMs`.
  *
- * Fan-out groups: a subscriber may attach a gate to its callback (`onEvent[FEED_GATE]`, see
- * FeedGate) saying which changes can matter to it, as a pure function shared by every
- * subscriber with the same gate key (e.g. one watch selector). Live subscribers with a gate are
- * kept per key; a change is tested once per key and the members of a group it cannot matter to
- * are not visited at all. (A callback property rather than a parameter, so the store port and the
- * adapters that pass the callback through stay as they are.)
+ * Polling: local writes call `wake()`, other processes' writes are seen within `pollMs`.
+ *
+ * Coalescing: after a read that delivered changes, the next one waits until the delivery window
+ * has passed, so a stream of writes is delivered in reads of everything committed meanwhile
+ * and each subscriber's socket write carries many events. A socket write costs ~10 µs whatever
+ * it carries (loopback, 2-core machine; bench/RESULTS.md "Watch"), so the window grows with the
+ * subscribers: subscribers × reads per second stays under `fanoutWritesPerSecond` (1,000
+ * watchers → a read per 100 ms at most while changes stream in), never above `maxWindowMs`.
+ * A lone write after a quiet window is delivered at once.
+ *
+ * Fan-out groups (WatchHints in ../types.ts): subscribers that give a gate are kept per gate
+ * key once they stand at the poller's position. Each read is tested once per key, and the
+ * members of a group get the changes that passed in one `onBatch` call (the same array for all
+ * of them); a group none of the changes passed is not visited at all.
  */
 import { StoreError } from '../errors.js';
-import type { ChangeEvent, OnFeedLost, Unsubscribe } from '../types.js';
+import type { ChangeEvent, FeedGate, OnFeedLost, Unsubscribe, WatchHints } from '../types.js';
 import { expired, parsePosition, type ChangeLog } from './change-log.js';
 
-/** The property of a subscriber's callback that holds its FeedGate (optional, may be set later). */
-export const FEED_GATE = Symbol('svc.feedGate');
-
-/**
- * Which changes can matter to a subscriber: `pass(e)` false means the callback would do nothing
- * with `e`. Subscribers with the same `key` must have gates that answer alike (only the first
- * member's is asked). A subscriber sets its gate once nothing but the gate decides what it
- * ignores; until then it gets every change.
- */
-export interface FeedGate {
-  readonly key: string;
-  pass(e: ChangeEvent): boolean;
-  /**
-   * Called when the subscriber joins its group: from then on every change the feed delivers is
-   * either handed to it or refused by the group's gate.
-   */
-  joined?(): void;
+/** The delivery window for `subscribers` subscribers (see "Coalescing" above), ms. */
+export function deliveryWindowMs(subscribers: number, opts: SharedFeedOptions = {}): number {
+  return Math.min(opts.maxWindowMs ?? 250, (subscribers * 1000) / (opts.fanoutWritesPerSecond ?? 10_000));
 }
-
-type GatedCallback = ((e: ChangeEvent) => void) & { [FEED_GATE]?: FeedGate };
 
 export interface SharedFeedOptions {
   /** Poll interval while anyone subscribes. Default 50 ms. */
   pollMs?: number;
+  /** Budget of subscriber deliveries (socket writes) per second that sets the window. Default 10,000. */
+  fanoutWritesPerSecond?: number;
+  /** Longest delivery window. Default 250 ms. */
+  maxWindowMs?: number;
   /** Changes read per query. Default 500. */
   batch?: number;
 }
@@ -53,8 +47,9 @@ interface Subscriber {
   cursor: bigint;
   live: boolean;
   closed: boolean;
-  onEvent: GatedCallback;
+  onEvent: (e: ChangeEvent) => void;
   onLost?: OnFeedLost;
+  hints?: WatchHints;
   /** The gate key of the group it belongs to, once in one. */
   group?: string;
 }
@@ -73,10 +68,16 @@ export class SharedFeed {
   /** Last position the poller delivered; undefined while nobody subscribes. */
   private cursor: bigint | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** When the pending timer fires (performance.now()). */
+  private timerAt = 0;
   private polling = false;
-  private again = false;
+  /** Earliest time the next read is wanted, noted while a read is running. */
+  private againAt: number | undefined;
+  /** When the last read that delivered changes started. */
+  private deliveredAt = -Infinity;
   private closed = false;
   private readonly pollMs: number;
+  private readonly opts: SharedFeedOptions;
   private readonly batch: number;
 
   constructor(
@@ -84,6 +85,7 @@ export class SharedFeed {
     opts: SharedFeedOptions = {},
   ) {
     this.pollMs = opts.pollMs ?? 50;
+    this.opts = opts;
     this.batch = opts.batch ?? 500;
   }
 
@@ -100,7 +102,7 @@ export class SharedFeed {
     return this.subs.size;
   }
 
-  async subscribe(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost): Promise<Unsubscribe> {
+  async subscribe(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost, hints?: WatchHints): Promise<Unsubscribe> {
     if (this.closed) throw new StoreError('Unavailable', 'the store is closed');
     let start: bigint;
     if (from === undefined || from === '') start = await this.log.head();
@@ -110,12 +112,12 @@ export class SharedFeed {
       await this.log.check(pos);
       start = pos;
     }
-    const sub: Subscriber = { cursor: start, live: false, closed: false, onEvent, onLost };
+    const sub: Subscriber = { cursor: start, live: false, closed: false, onEvent, onLost, hints };
     this.subs.add(sub);
     if (this.cursor === undefined) {
       this.cursor = start;
       this.goLive(sub);
-      this.schedule(0);
+      this.schedule(performance.now());
     } else if (start >= this.cursor) {
       this.goLive(sub); // ahead of the poller: positions up to `start` are skipped on delivery
     } else {
@@ -124,9 +126,14 @@ export class SharedFeed {
     return () => this.drop(sub);
   }
 
-  /** A local write committed: poll now instead of at the next tick. */
+  /** A local write committed: read now, or when the delivery window ends, instead of at the next tick. */
   wake(): void {
-    if (this.subs.size) this.schedule(0);
+    if (this.subs.size) this.schedule(this.windowEnd());
+  }
+
+  /** Earliest time for the next read that may deliver: the delivery window after the last one. */
+  private windowEnd(): number {
+    return this.deliveredAt + deliveryWindowMs(this.subs.size, this.opts);
   }
 
   /** Ends every subscription (store closing). */
@@ -161,7 +168,7 @@ export class SharedFeed {
    * of) the poller: from then on every change the poller delivers is after its position.
    */
   private regroup(sub: Subscriber): void {
-    const gate = sub.onEvent[FEED_GATE];
+    const gate = sub.hints?.gate?.();
     if (!gate || sub.closed || sub.group !== undefined || this.cursor === undefined || sub.cursor > this.cursor) return;
     this.loose.delete(sub);
     let g = this.groups.get(gate.key);
@@ -193,16 +200,18 @@ export class SharedFeed {
     this.groups.clear();
   }
 
-  private schedule(ms: number): void {
+  /** Asks for a read at `at` (performance.now() time) or earlier, if one is not due sooner. */
+  private schedule(at: number): void {
     if (this.polling) {
-      if (ms === 0) this.again = true;
+      this.againAt = Math.min(this.againAt ?? Infinity, at);
       return;
     }
     if (this.timer) {
-      if (ms !== 0) return;
+      if (this.timerAt <= at) return;
       clearTimeout(this.timer);
     }
-    this.timer = setTimeout(() => void this.poll(), ms);
+    this.timerAt = at;
+    this.timer = setTimeout(() => void this.poll(), Math.max(0, at - performance.now()));
     this.timer.unref?.();
   }
 
@@ -210,11 +219,13 @@ export class SharedFeed {
     this.timer = undefined;
     if (this.cursor === undefined || this.closed) return;
     this.polling = true;
+    const started = performance.now();
     let full = false;
     try {
       const events = await this.log.read(this.cursor, this.batch);
       full = events.length === this.batch;
-      for (const e of events) this.deliverLive(e);
+      if (events.length) this.deliveredAt = started;
+      this.deliverLive(events);
     } catch (e) {
       if (e instanceof StoreError && e.code === 'Expired') {
         for (const s of [...this.subs]) this.lose(s, e);
@@ -224,40 +235,45 @@ export class SharedFeed {
       this.polling = false;
     }
     if (!this.subs.size) return;
-    const now = this.again || full;
-    this.again = false;
-    this.schedule(now ? 0 : this.pollMs);
+    // A full read is caught up on at once; otherwise the next read comes at the next tick or
+    // when a wake asked for it, and not before the delivery window ends.
+    const next = full ? performance.now() : Math.max(this.windowEnd(), Math.min(this.againAt ?? Infinity, performance.now() + this.pollMs));
+    this.againAt = undefined;
+    this.schedule(next);
   }
 
-  private deliverLive(e: ChangeEvent): void {
-    const pos = BigInt(e.resourceVersion);
-    if (this.cursor === undefined || pos <= this.cursor) return;
-    this.cursor = pos;
+  /** Hands one read of the log to the groups, then to the loose subscribers. */
+  private deliverLive(read: readonly ChangeEvent[]): void {
+    if (this.cursor === undefined) return;
+    let from = 0;
+    while (from < read.length && BigInt(read[from]!.resourceVersion) <= this.cursor) from++;
+    if (from === read.length) return;
+    const events = from ? read.slice(from) : read;
+    this.cursor = BigInt(events[events.length - 1]!.resourceVersion);
     for (const g of this.groups.values()) {
-      let pass: boolean;
-      try {
-        pass = g.gate.pass(e);
-      } catch {
-        pass = true;
-      }
-      if (!pass) continue;
-      for (const s of g.members) {
+      const passed = passing(g.gate, events);
+      if (!passed.length) continue;
+      for (const s of g.members) handBatch(s, passed);
+    }
+    for (const s of this.loose) {
+      for (let i = 0; i < events.length && !s.closed; i++) {
+        const e = events[i]!;
+        const pos = BigInt(e.resourceVersion);
+        if (pos <= s.cursor) continue;
+        s.cursor = pos;
         try {
           s.onEvent(e);
         } catch {
           // a failing subscriber must not break the poller or other subscribers
         }
+        this.regroup(s);
+        if (s.group !== undefined) {
+          // In its group now, which has had this read already: the rest as the group gets it.
+          const rest = passing(this.groups.get(s.group)!.gate, events.slice(i + 1));
+          if (rest.length) handBatch(s, rest);
+          break;
+        }
       }
-    }
-    for (const s of this.loose) {
-      if (pos <= s.cursor) continue;
-      s.cursor = pos;
-      try {
-        s.onEvent(e);
-      } catch {
-        // as above
-      }
-      this.regroup(s);
     }
   }
 
@@ -282,6 +298,43 @@ export class SharedFeed {
       }
     } catch (e) {
       this.lose(sub, e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+}
+
+/** The changes of `events` the gate lets through (every one it fails on included). */
+function passing(gate: FeedGate, events: readonly ChangeEvent[]): readonly ChangeEvent[] {
+  const out: ChangeEvent[] = [];
+  for (const e of events) {
+    let pass: boolean;
+    try {
+      pass = gate.pass(e);
+    } catch {
+      pass = true;
+    }
+    if (pass) out.push(e);
+  }
+  return out.length === events.length ? events : out;
+}
+
+/** Changes that passed a member's group gate: in one onBatch call, or one onEvent each. */
+function handBatch(s: Subscriber, events: readonly ChangeEvent[]): void {
+  if (s.closed) return;
+  const onBatch = s.hints?.onBatch;
+  if (onBatch) {
+    try {
+      onBatch(events);
+    } catch {
+      // a failing subscriber must not break the poller or other subscribers
+    }
+    return;
+  }
+  for (const e of events) {
+    if (s.closed) return;
+    try {
+      s.onEvent(e);
+    } catch {
+      // as above
     }
   }
 }

@@ -25,6 +25,15 @@
  * exists. A live writer never writes an object while its own lease is stale, so a repair cannot
  * race the writer it judges.
  *
+ * A live writer resolves its own doubtful entries (`doubt`): under overload the client can give
+ * up on a step (its time bound, bounded.ts) that the server still carries out. When step 1 gave
+ * up, the position is fenced (an aborted entry is upserted there, so a late insert of the
+ * pending one fails) and an entry of ours found there is aborted: no object was written for it.
+ * When step 2 gave up, the entry stays pending and is checked every second: confirmed once the
+ * object shows the write (`happened`), aborted when it still does not after DOUBT_MS. Readers
+ * wait at such an entry meanwhile; without this they would wait for as long as the writer
+ * lives.
+ *
  * `_svc_feed` also holds per model a head hint (`head:<key>`, a recent position) and the retention
  * floor (`floor:<key>`: positions at or below it are gone).
  */
@@ -48,6 +57,10 @@ const LEASE_SELF_STALE_MS = 3000;
 const LEASE_DEAD_MS = 6000;
 /** A missing position below existing ones for this long is filled as aborted (its writer gave up or died). */
 const HOLE_MS = 3000;
+/** A doubtful object write (step 2 given up by the client) not seen by then did not happen. */
+const DOUBT_MS = 6000;
+/** The message of the error a writer raises when its own lease is stale (nothing was written). */
+export const LEASE_STALE = 'the change feed lease cannot be renewed';
 /** The shared head hint (`head:<key>`) is moved at most this often per process. */
 const HINT_MS = 200;
 
@@ -95,7 +108,7 @@ export class FeedWriter {
     }
     if (Date.now() - this.lastRenewed > LEASE_SELF_STALE_MS / 2) await this.renew();
     if (Date.now() - this.lastRenewed > LEASE_SELF_STALE_MS) {
-      throw new StoreError('Unavailable', 'the change feed lease cannot be renewed');
+      throw new StoreError('Unavailable', LEASE_STALE);
     }
   }
 
@@ -210,7 +223,10 @@ export class MongoChangeLog implements ChangeLog {
       try {
         await guard(() => this.coll(p).insertOne(doc, within(this.opMs)));
       } catch (e) {
-        if (!isDuplicateKey(e)) throw e;
+        if (!isDuplicateKey(e)) {
+          this.doubt(doc._id, 'entry'); // it may still be inserted
+          throw e;
+        }
         if (this.known < p) this.known = p; // p exists
         if (dups >= 1) {
           // Another process is ahead: jump to the top of the log instead of walking up to it.
@@ -226,7 +242,7 @@ export class MongoChangeLog implements ChangeLog {
       if (p % this.seg === 0n) void this.prune(p).catch(() => undefined);
       if (!this.writer.fresh()) {
         await this.finish(doc._id, 'a');
-        throw new StoreError('Unavailable', 'the change feed lease cannot be renewed');
+        throw new StoreError('Unavailable', LEASE_STALE);
       }
       return doc._id;
     }
@@ -240,6 +256,77 @@ export class MongoChangeLog implements ChangeLog {
     } catch {
       this.writer.unresolved.set(position, { coll, s });
     }
+  }
+
+  /**
+   * Step 3 after the object write threw: aborted when the write certainly did not happen (a
+   * duplicate key, a stale lease), otherwise left pending and settled by `doubt`.
+   */
+  async failed(position: string, err: unknown): Promise<void> {
+    const certain = isDuplicateKey(err) || (err instanceof StoreError && err.message === LEASE_STALE);
+    if (certain) return this.finish(position, 'a');
+    this.doubt(position, 'object');
+  }
+
+  /** Entries of this process whose outcome the client did not learn: when first doubted, and which step. */
+  private readonly doubtful = new Map<string, { since: number; step: 'entry' | 'object' }>();
+  private doubtTimer: NodeJS.Timeout | undefined;
+  private settling = false;
+  /** Called when a doubtful entry was confirmed (the feed can move on). */
+  onSettled: (() => void) | undefined;
+
+  private doubt(position: string, step: 'entry' | 'object'): void {
+    this.doubtful.set(position, { since: Date.now(), step });
+    if (!this.doubtTimer) {
+      this.doubtTimer = setInterval(() => void this.settleDoubtful(), 1000);
+      this.doubtTimer.unref();
+    }
+    if (step === 'entry') void this.settleDoubtful();
+  }
+
+  private async settleDoubtful(): Promise<void> {
+    if (this.settling) return;
+    this.settling = true;
+    let settled = false;
+    try {
+      for (const [id, { since, step }] of this.doubtful) {
+        const coll = this.coll(BigInt(id));
+        if (step === 'entry') {
+          // Fence first: from then on no insert of this position can land.
+          try {
+            await coll.updateOne(
+              { _id: id },
+              { $setOnInsert: { s: 'a', t: 'ADDED', n: '', o: '', g: '', w: 'abandoned', at: new Date() } },
+              { upsert: true, ...within(LEASE_SELF_STALE_MS) },
+            );
+          } catch (e) {
+            if (!isDuplicateKey(e)) throw e; // someone inserted it meanwhile: fenced too
+          }
+          await coll.updateOne({ _id: id, s: 'p', w: this.writer.id }, { $set: { s: 'a' } }, within(LEASE_SELF_STALE_MS));
+          this.doubtful.delete(id);
+          settled = true;
+          continue;
+        }
+        const d = await coll.findOne({ _id: id }, within(LEASE_SELF_STALE_MS));
+        let s: 'c' | 'a' | undefined;
+        if (!d || d.s !== 'p') s = undefined;
+        else if (await this.happened(d)) s = 'c';
+        else if (Date.now() - since > DOUBT_MS) s = 'a';
+        else continue;
+        if (s) await coll.updateOne({ _id: id, s: 'p' }, { $set: { s } }, within(LEASE_SELF_STALE_MS));
+        this.doubtful.delete(id);
+        settled = true;
+      }
+    } catch {
+      // the server is busy or away: the next tick tries again
+    } finally {
+      this.settling = false;
+      if (!this.doubtful.size && this.doubtTimer) {
+        clearInterval(this.doubtTimer);
+        this.doubtTimer = undefined;
+      }
+    }
+    if (settled) this.onSettled?.();
   }
 
   /** Whether this process's lease allows writing the object now (step 2 guard). */

@@ -26,7 +26,7 @@ import { valuesAtPath } from '../../registry/indexes.js';
 import { toFilter, toSort } from './query.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
 import { StoreError } from '../errors.js';
-import { FeedWriter, MongoChangeLog } from './feed.js';
+import { FeedWriter, LEASE_STALE, MongoChangeLog } from './feed.js';
 import type { ApiObject } from '../object.js';
 import type {
   ChangeEvent,
@@ -38,6 +38,7 @@ import type {
   StoreListResult,
   StoreQuery,
   Unsubscribe,
+  WatchHints,
 } from '../types.js';
 
 export interface MongoStoreOptions {
@@ -156,7 +157,9 @@ class MongoStore implements Store {
         this.options.feedSegment ? BigInt(this.options.feedSegment) : undefined,
         this.options.operationTimeoutMS,
       );
-      this.feeds.set(key, (f = { log, feed: new SharedFeed(log, this.options.feed) }));
+      const feed = new SharedFeed(log, this.options.feed);
+      log.onSettled = () => feed.wake();
+      this.feeds.set(key, (f = { log, feed }));
     }
     return f;
   }
@@ -372,7 +375,7 @@ class MongoModelStore implements ModelStore {
           this.feed.wake();
           return fromDoc(doc);
         }
-        await this.log.finish(f, 'a');
+        await this.log.failed(f, e);
         await this.claims.releaseAcquired(acquired);
         // `_id` is the only unique index of the object collection.
         if (isDuplicateKey(e)) throw new StoreError('AlreadyExists', `object "${doc._id}" already exists`);
@@ -420,7 +423,7 @@ class MongoModelStore implements ModelStore {
           return (await this.objects.replaceOne(filter, replacement)).matchedCount ? true : null;
         });
       } catch (e) {
-        await this.log.finish(f, 'a');
+        await this.log.failed(f, e);
         await this.claims.releaseAcquired(acquired);
         throw e;
       }
@@ -454,7 +457,7 @@ class MongoModelStore implements ModelStore {
           return this.objects.findOneAndDelete(filter);
         });
       } catch (e) {
-        await this.log.finish(f, 'a');
+        await this.log.failed(f, e);
         throw e;
       }
       if (!doc) {
@@ -489,13 +492,13 @@ class MongoModelStore implements ModelStore {
     return guard(() => this.feed.horizon());
   }
 
-  watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost): Promise<Unsubscribe> {
-    return guard(() => this.feed.subscribe(from, onEvent, onLost));
+  watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost, hints?: WatchHints): Promise<Unsubscribe> {
+    return guard(() => this.feed.subscribe(from, onEvent, onLost, hints));
   }
 
   /** Step 2 of the feed protocol: never write an object while this process's lease is stale. */
   private leaseHeld(): void {
-    if (!this.log.mayWrite()) throw new StoreError('Unavailable', 'the change feed lease cannot be renewed');
+    if (!this.log.mayWrite()) throw new StoreError('Unavailable', LEASE_STALE);
   }
 }
 
