@@ -27,6 +27,8 @@ import { BenchChild } from './children.js';
 import { COLLECTION_PATH, GROUP } from './dataset.js';
 import type { GatewayChildConfig } from './gateway-child.js';
 import { HttpClient, percentile } from './load.js';
+import { measureFloor } from './watch-floor.js';
+import { deliveryWindowMs } from '../../src/store/feed/index.js';
 
 export interface WatchBenchOptions {
   kind: 'embedded' | 'mongodb';
@@ -344,6 +346,20 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
     if (writing === watched) {
       rows.push({ what: 'write throughput bound by the gateway\'s own CPU, selecting none (CPU per write: none ÷ with watchers)', value: cpu0 / wq.cpu.watched, unit: '', target: '(≥ 0.8)' });
       rows.push({ what: 'write throughput bound by the gateway\'s own CPU, receiving every write (CPU per write: none ÷ with watchers)', value: cpu0 / wa.cpu.watched, unit: '', target: '(≥ 0.8)' });
+    }
+    // The transport floor: the same bytes (event size, rate, delivery window of that phase)
+    // written by a bare process to as many loopback sockets, read by another (watch-floor.ts).
+    const sampleName = (await create('quiet'))?.key.split('@')[0];
+    const sample = sampleName ? await writer.request({ method: 'GET', path: `${COLLECTION_PATH}/${sampleName}` }, auth) : undefined;
+    if (sample?.status === 200) {
+      const payload = Buffer.byteLength(JSON.stringify({ type: 'ADDED', object: JSON.parse(sample.body.toString()), resourceVersion: '1000000' }));
+      const eventBytes = payload + (payload > 125 ? 4 : 2);
+      const windowMs = deliveryWindowMs(o.watchers);
+      const floor = await measureFloor({ sockets: o.watchers, eventBytes, eventsPerSecond: wa.rps, windowMs, seconds: o.seconds });
+      const fanout = wa.cpu.watched - cpu0;
+      log(`  transport floor: ${eventBytes}-byte events at ${wa.rps.toFixed(0)}/s to ${o.watchers} loopback sockets, one write per socket per ${windowMs} ms: ${floor.toFixed(0)} µs CPU per event (bare sender)`);
+      rows.push({ what: `transport floor: a bare process writing the same bytes to ${o.watchers} loopback sockets, CPU per write (${eventBytes} B per event, ${windowMs} ms batches)`, value: floor, unit: 'µs', target: '—' });
+      rows.push({ what: `watched gateway CPU per write for delivery (receiving every write − no watcher) ÷ transport floor`, value: fanout / floor, unit: '', target: '—' });
     }
     writer.close();
     return { store: o.kind, rows, notes };
