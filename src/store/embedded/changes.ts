@@ -8,7 +8,7 @@
  *   svc_changes(pos, slot, type, object, previous, at)   pos = the resourceVersion of the change
  *   svc_feed_floor(slot, pruned_to)                      changes at or before pruned_to are gone
  */
-import { expired, type ChangeLog, type FeedRetention } from '../feed/index.js';
+import { expired, type ChangeLog, type FeedRetention, type LogRead } from '../feed/index.js';
 import type { ApiObject } from '../object.js';
 import type { ChangeEvent, WatchEventType } from '../types.js';
 import { guard, type DB, type Statement } from './sqlite.js';
@@ -89,15 +89,18 @@ export class EmbeddedChangeLog implements ChangeLog {
     );
   }
 
-  async read(after: bigint, limit: number): Promise<ChangeEvent[]> {
+  async read(after: bigint, limit: number): Promise<LogRead> {
     const rows = guard(() => this.st.read.all(this.slot, after, limit)) as ChangeRow[];
-    return rows.map((r) => {
+    const events = rows.map((r) => {
       const object = JSON.parse(r.object) as ApiObject;
       const e: ChangeEvent = { type: r.type, object, resourceVersion: String(r.pos) };
       if (r.type === 'DELETED') e.previous = JSON.parse(r.object) as ApiObject;
       else if (r.previous !== null) e.previous = JSON.parse(r.previous) as ApiObject;
       return e;
     });
+    // Only committed changes are stored (at increasing positions): `limit` rows span at least
+    // `limit` positions, so a full read is seen as one.
+    return { events, through: rows.length ? BigInt(rows[rows.length - 1]!.pos) : after };
   }
 
   async head(): Promise<bigint> {

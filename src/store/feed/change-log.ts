@@ -7,13 +7,24 @@
 import { StoreError } from '../errors.js';
 import type { ChangeEvent } from '../types.js';
 
+/** One read of the log: the committed changes found, and the position the read got to. */
+export interface LogRead {
+  events: ChangeEvent[];
+  /**
+   * Every position after the read's start up to here was looked at: the changes among them are
+   * `events`, the others were aborted writes. At least the last event's position.
+   */
+  through: bigint;
+}
+
 export interface ChangeLog {
   /**
-   * Up to `limit` committed changes after position `after`, in position order. The answer is
-   * always a gap-free prefix: it stops before a position whose write is still in progress (a
-   * "hole"), so a later read continues exactly there.
+   * The committed changes among the next `limit` positions after `after`, in position order.
+   * The answer is always a gap-free prefix: it stops before a position whose write is still in
+   * progress (a "hole"), so a later read continues exactly there. A read that got through
+   * `limit` positions (`through - after >= limit`) may have more to read at once.
    */
-  read(after: bigint, limit: number): Promise<ChangeEvent[]>;
+  read(after: bigint, limit: number): Promise<LogRead>;
   /** A position such that every change at or before it is committed (or aborted) and readable. */
   head(): Promise<bigint>;
   /**

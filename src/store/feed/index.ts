@@ -6,5 +6,6 @@ export {
   parsePosition,
   retentionFromEnv,
   type ChangeLog,
+  type LogRead,
   type FeedRetention,
 } from './change-log.js';

@@ -220,12 +220,19 @@ export class SharedFeed {
     if (this.cursor === undefined || this.closed) return;
     this.polling = true;
     const started = performance.now();
+    const from = this.cursor;
     let full = false;
     try {
-      const events = await this.log.read(this.cursor, this.batch);
-      full = events.length === this.batch;
-      if (events.length) this.deliveredAt = started;
-      this.deliverLive(events);
+      const { events, through } = await this.log.read(from, this.batch);
+      // Everyone left and someone subscribed while this read ran: the feed restarted at another
+      // position, and this read belongs to the old one.
+      if (this.cursor === from) {
+        full = through - from >= BigInt(this.batch);
+        if (events.length) this.deliveredAt = started;
+        this.deliverLive(events);
+        // Past aborted writes too, so a run of them is not read again.
+        if (this.cursor !== undefined && through > this.cursor) this.cursor = through;
+      }
     } catch (e) {
       if (e instanceof StoreError && e.code === 'Expired') {
         for (const s of [...this.subs]) this.lose(s, e);
@@ -234,7 +241,10 @@ export class SharedFeed {
     } finally {
       this.polling = false;
     }
-    if (!this.subs.size) return;
+    if (!this.subs.size) {
+      this.againAt = undefined;
+      return;
+    }
     // A full read is caught up on at once; otherwise the next read comes at the next tick or
     // when a wake asked for it, and not before the delivery window ends.
     const next = full ? performance.now() : Math.max(this.windowEnd(), Math.min(this.againAt ?? Infinity, performance.now() + this.pollMs));
@@ -285,7 +295,8 @@ export class SharedFeed {
           this.goLive(sub);
           return;
         }
-        const events = await this.log.read(sub.cursor, this.batch);
+        const before = sub.cursor;
+        const { events, through } = await this.log.read(before, this.batch);
         if (sub.closed) return;
         for (const e of events) {
           const pos = BigInt(e.resourceVersion);
@@ -294,7 +305,8 @@ export class SharedFeed {
           sub.onEvent(e);
           if (sub.closed) return;
         }
-        if (!events.length) await new Promise((r) => setTimeout(r, this.pollMs));
+        if (through > sub.cursor) sub.cursor = through;
+        if (sub.cursor === before) await new Promise((r) => setTimeout(r, this.pollMs));
       }
     } catch (e) {
       this.lose(sub, e instanceof Error ? e : new Error(String(e)));

@@ -40,7 +40,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { StoreError } from '../errors.js';
-import { expired, type ChangeLog, type FeedRetention } from '../feed/index.js';
+import { expired, type ChangeLog, type FeedRetention, type LogRead } from '../feed/index.js';
 import type { ApiObject } from '../object.js';
 import type { ChangeEvent, WatchEventType } from '../types.js';
 import { decodeObject, encodeObject, type EncodedObject, type StoredDoc } from './document.js';
@@ -75,6 +75,8 @@ interface FeedDoc {
   g: string;
   w: string;
   at: Date;
+  /** Random per insert attempt: tells a retried insert of one's own entry from another writer's. */
+  k?: string;
 }
 
 interface MetaDoc {
@@ -218,15 +220,28 @@ export class MongoChangeLog implements ChangeLog {
         g: c.g,
         w: this.writer.id,
         at: new Date(),
+        k: randomBytes(6).toString('hex'),
       };
       if (c.previous && c.type === 'MODIFIED') doc.b = encodeObject(c.previous);
+      let ours = false;
       try {
         await guard(() => this.coll(p).insertOne(doc, within(this.opMs)));
+        ours = true;
       } catch (e) {
         if (!isDuplicateKey(e)) {
           this.doubt(doc._id, 'entry'); // it may still be inserted
           throw e;
         }
+        // The driver retries an insert once after a network error; on a server without
+        // retryable-write deduplication (FerretDB) the retry finds our own first attempt.
+        try {
+          ours = (await guard(() => this.coll(p).findOne({ _id: doc._id }, { projection: { k: 1 }, ...within(this.opMs) })))?.k === doc.k;
+        } catch (lookup) {
+          this.doubt(doc._id, 'entry');
+          throw lookup;
+        }
+      }
+      if (!ours) {
         if (this.known < p) this.known = p; // p exists
         if (dups >= 1) {
           // Another process is ahead: jump to the top of the log instead of walking up to it.
@@ -260,12 +275,17 @@ export class MongoChangeLog implements ChangeLog {
 
   /**
    * Step 3 after the object write threw: aborted when the write certainly did not happen (a
-   * duplicate key, a stale lease), otherwise left pending and settled by `doubt`.
+   * duplicate key, a stale lease; returns true), otherwise left pending and settled by `doubt`
+   * (returns false: the write may still have happened).
    */
-  async failed(position: string, err: unknown): Promise<void> {
+  async failed(position: string, err: unknown): Promise<boolean> {
     const certain = isDuplicateKey(err) || (err instanceof StoreError && err.message === LEASE_STALE);
-    if (certain) return this.finish(position, 'a');
-    this.doubt(position, 'object');
+    if (!certain) {
+      this.doubt(position, 'object');
+      return false;
+    }
+    await this.finish(position, 'a');
+    return true;
   }
 
   /** Entries of this process whose outcome the client did not learn: when first doubted, and which step. */
@@ -274,6 +294,16 @@ export class MongoChangeLog implements ChangeLog {
   private settling = false;
   /** Called when a doubtful entry was confirmed (the feed can move on). */
   onSettled: (() => void) | undefined;
+
+  /**
+   * Store closing: stops settling. Entries still in doubt stay pending; the writer's lease goes
+   * with the store, so readers repair them as a dead writer's.
+   */
+  close(): void {
+    if (this.doubtTimer) clearInterval(this.doubtTimer);
+    this.doubtTimer = undefined;
+    this.doubtful.clear();
+  }
 
   private doubt(position: string, step: 'entry' | 'object'): void {
     this.doubtful.set(position, { since: Date.now(), step });
@@ -459,13 +489,15 @@ export class MongoChangeLog implements ChangeLog {
 
   // ----- reader side ------------------------------------------------------------------------
 
-  async read(after: bigint, limit: number): Promise<ChangeEvent[]> {
-    const out: ChangeEvent[] = [];
-    await this.walk(after, limit, (d) => {
-      if (d.s === 'c') out.push(toEvent(d));
+  async read(after: bigint, limit: number): Promise<LogRead> {
+    const events: ChangeEvent[] = [];
+    // Aborted entries and filled holes count towards `limit` and move `through` on, so a run of
+    // them longer than a read is walked past, not read again and again.
+    const through = await this.walk(after, limit, (d) => {
+      if (d.s === 'c') events.push(toEvent(d));
     });
-    if (!out.length && after < (await this.floor())) throw expired(String(after));
-    return out;
+    if (!events.length && after < (await this.floor())) throw expired(String(after));
+    return { events, through };
   }
 
   async head(): Promise<bigint> {

@@ -180,7 +180,10 @@ class MongoStore implements Store {
   }
 
   async close(): Promise<void> {
-    for (const f of this.feeds.values()) f.feed.close();
+    for (const f of this.feeds.values()) {
+      f.feed.close();
+      f.log.close();
+    }
     await this.writer.close();
     await this.client.close();
     this.stopRescue();
@@ -370,13 +373,23 @@ class MongoModelStore implements ModelStore {
         // A retried insert (the driver retries once after a network error) can find the
         // document its first attempt wrote: same incarnation → this create succeeded. Servers
         // without retryable-write deduplication (FerretDB) report that as a duplicate key.
-        if (isDuplicateKey(e) && (await this.objects.findOne({ _id: doc._id }, { projection: { g: 1 } }))?.g === doc.g) {
+        let mine = false;
+        if (isDuplicateKey(e)) {
+          try {
+            mine = (await this.objects.findOne({ _id: doc._id }, { projection: { g: 1 } }))?.g === doc.g;
+          } catch (lookup) {
+            // Not known whether the first attempt wrote it: the feed settles that on its own.
+            await this.log.failed(f, lookup);
+            throw lookup;
+          }
+        }
+        if (mine) {
           await this.log.finish(f, 'c');
           this.feed.wake();
           return fromDoc(doc);
         }
-        await this.log.failed(f, e);
-        await this.claims.releaseAcquired(acquired);
+        // Claims stay while the write may still have happened (a stale claim is repaired later).
+        if (await this.log.failed(f, e)) await this.claims.releaseAcquired(acquired);
         // `_id` is the only unique index of the object collection.
         if (isDuplicateKey(e)) throw new StoreError('AlreadyExists', `object "${doc._id}" already exists`);
         throw e;
@@ -423,8 +436,7 @@ class MongoModelStore implements ModelStore {
           return (await this.objects.replaceOne(filter, replacement)).matchedCount ? true : null;
         });
       } catch (e) {
-        await this.log.failed(f, e);
-        await this.claims.releaseAcquired(acquired);
+        if (await this.log.failed(f, e)) await this.claims.releaseAcquired(acquired);
         throw e;
       }
       if (!replaced) {
