@@ -39,28 +39,40 @@ export const errorEvent = ops.errorEvent;
 const { frame } = (createRequire(import.meta.url)('ws') as { Sender: { frame(data: Buffer, o: Record<string, unknown>): Buffer[] } }).Sender;
 const TEXT_FRAME = { fin: true, rsv1: false, opcode: 1, mask: false, readOnly: true };
 
-/** The events as WebSocket text frames, one per event: built once per array. */
-const frameBatches = new WeakMap<readonly WatchEvent[], Buffer>();
-export function watchFrames(events: readonly WatchEvent[]): Buffer {
+/**
+ * Only batches of several events that come to at most this many bytes are joined into one
+ * Buffer. A single event, or events of tens of KiB, go out one by one as before: joining them
+ * would copy each event (megabytes per read), and that churn is memory the allocator keeps
+ * after a burst (the slow-consumer test's RSS bound caught it). Small events are where one
+ * write per socket instead of one per event matters.
+ */
+const JOIN_MAX = 64 * 1024;
+
+/** The events as WebSocket text frames in one Buffer, built once per array; undefined: send one by one. */
+const frameBatches = new WeakMap<readonly WatchEvent[], Buffer | null>();
+export function watchFrames(events: readonly WatchEvent[]): Buffer | undefined {
   let b = frameBatches.get(events);
   if (b === undefined) {
-    const parts: Buffer[] = [];
-    for (const e of events) parts.push(...frame(ops.encodeWatchEventBytes(e), TEXT_FRAME));
-    frameBatches.set(events, (b = Buffer.concat(parts)));
+    const payloads = events.map((e) => ops.encodeWatchEventBytes(e));
+    const size = payloads.reduce((n, p) => n + p.length + 4, 0);
+    b = null;
+    if (events.length > 1 && size <= JOIN_MAX) b = Buffer.concat(payloads.flatMap((p) => frame(p, TEXT_FRAME)));
+    frameBatches.set(events, b);
   }
-  return b;
+  return b ?? undefined;
 }
 
-/** The events as newline-delimited JSON: built once per array. */
-const lineBatches = new WeakMap<readonly WatchEvent[], Buffer>();
-function watchLines(events: readonly WatchEvent[]): Buffer {
+/** The events as newline-delimited JSON in one Buffer, built once per array; undefined: write one by one. */
+const lineBatches = new WeakMap<readonly WatchEvent[], Buffer | null>();
+function watchLines(events: readonly WatchEvent[]): Buffer | undefined {
   let b = lineBatches.get(events);
   if (b === undefined) {
-    let text = '';
-    for (const e of events) text += `${ops.encodeWatchEvent(e)}\n`;
-    lineBatches.set(events, (b = Buffer.from(text)));
+    const lines = events.map((e) => `${ops.encodeWatchEvent(e)}\n`);
+    const size = lines.reduce((n, l) => n + l.length, 0);
+    b = events.length > 1 && size <= JOIN_MAX ? Buffer.from(lines.join('')) : null;
+    lineBatches.set(events, b);
   }
-  return b;
+  return b ?? undefined;
 }
 
 const slowConsumer = () =>
@@ -128,7 +140,12 @@ export async function streamWatch(
   };
   const writeBatch = (events: readonly WatchEvent[]) => {
     if (finished || res.destroyed) return;
-    res.write(watchLines(events));
+    const bytes = watchLines(events);
+    if (!bytes) {
+      for (const e of events) write(e);
+      return;
+    }
+    res.write(bytes);
     flow.check();
   };
   const flow = new FlowGuard(
@@ -237,7 +254,12 @@ async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch): Promise<vo
       for (const e of events) send(e);
       return;
     }
-    raw.write(watchFrames(events));
+    const bytes = watchFrames(events);
+    if (!bytes) {
+      for (const e of events) send(e);
+      return;
+    }
+    raw.write(bytes);
     flow.check();
   };
   const flow = new FlowGuard(
