@@ -40,13 +40,13 @@ const { frame } = (createRequire(import.meta.url)('ws') as { Sender: { frame(dat
 const TEXT_FRAME = { fin: true, rsv1: false, opcode: 1, mask: false, readOnly: true };
 
 /**
- * Only batches of several events that come to at most this many bytes are joined into one
- * Buffer. A single event, or events of tens of KiB, go out one by one as before: joining them
- * would copy each event (megabytes per read), and that churn is memory the allocator keeps
- * after a burst (the slow-consumer test's RSS bound caught it). Small events are where one
- * write per socket instead of one per event matters.
+ * Only batches of several small events (at most this many bytes each on average) are joined
+ * into one Buffer. A single event, or events of tens of KiB, go out one by one as before:
+ * joining them would copy each event (megabytes per read), and that churn is memory the
+ * allocator keeps after a burst (the slow-consumer test's RSS bound caught it). Small events
+ * are where one write per socket instead of one per event matters.
  */
-const JOIN_MAX = 64 * 1024;
+const JOIN_MAX_AVERAGE = 4 * 1024;
 
 /** The events as WebSocket text frames in one Buffer, built once per array; undefined: send one by one. */
 const frameBatches = new WeakMap<readonly WatchEvent[], Buffer | null>();
@@ -56,7 +56,7 @@ export function watchFrames(events: readonly WatchEvent[]): Buffer | undefined {
     const payloads = events.map((e) => ops.encodeWatchEventBytes(e));
     const size = payloads.reduce((n, p) => n + p.length + 4, 0);
     b = null;
-    if (events.length > 1 && size <= JOIN_MAX) b = Buffer.concat(payloads.flatMap((p) => frame(p, TEXT_FRAME)));
+    if (events.length > 1 && size <= JOIN_MAX_AVERAGE * events.length) b = Buffer.concat(payloads.flatMap((p) => frame(p, TEXT_FRAME)));
     frameBatches.set(events, b);
   }
   return b ?? undefined;
@@ -69,7 +69,7 @@ function watchLines(events: readonly WatchEvent[]): Buffer | undefined {
   if (b === undefined) {
     const lines = events.map((e) => `${ops.encodeWatchEvent(e)}\n`);
     const size = lines.reduce((n, l) => n + l.length, 0);
-    b = events.length > 1 && size <= JOIN_MAX ? Buffer.from(lines.join('')) : null;
+    b = events.length > 1 && size <= JOIN_MAX_AVERAGE * events.length ? Buffer.from(lines.join('')) : null;
     lineBatches.set(events, b);
   }
   return b ?? undefined;
