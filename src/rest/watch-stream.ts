@@ -48,32 +48,30 @@ const TEXT_FRAME = { fin: true, rsv1: false, opcode: 1, mask: false, readOnly: t
  */
 const JOIN_MAX_AVERAGE = 4 * 1024;
 
-/** The events as WebSocket text frames in one Buffer, built once per array; undefined: send one by one. */
-const frameBatches = new WeakMap<readonly WatchEvent[], Buffer | null>();
-export function watchFrames(events: readonly WatchEvent[]): Buffer | undefined {
-  let b = frameBatches.get(events);
+const NEWLINE = Buffer.from('\n');
+
+/**
+ * One Buffer of a batch's events, each as `wrap` makes its encoded JSON (shared per event),
+ * built once per array; undefined when the batch is not joined (send one by one).
+ */
+function joined(cache: WeakMap<readonly WatchEvent[], Buffer | null>, events: readonly WatchEvent[], wrap: (json: Buffer) => Buffer[]): Buffer | undefined {
+  let b = cache.get(events);
   if (b === undefined) {
     const payloads = events.map((e) => ops.encodeWatchEventBytes(e));
-    const size = payloads.reduce((n, p) => n + p.length + 4, 0);
-    b = null;
-    if (events.length > 1 && size <= JOIN_MAX_AVERAGE * events.length) b = Buffer.concat(payloads.flatMap((p) => frame(p, TEXT_FRAME)));
-    frameBatches.set(events, b);
+    const size = payloads.reduce((n, p) => n + p.length, 0);
+    b = events.length > 1 && size <= JOIN_MAX_AVERAGE * events.length ? Buffer.concat(payloads.flatMap(wrap)) : null;
+    cache.set(events, b);
   }
   return b ?? undefined;
 }
 
-/** The events as newline-delimited JSON in one Buffer, built once per array; undefined: write one by one. */
+/** The events as WebSocket text frames in one Buffer; undefined: send one by one. */
+const frameBatches = new WeakMap<readonly WatchEvent[], Buffer | null>();
+export const watchFrames = (events: readonly WatchEvent[]) => joined(frameBatches, events, (json) => frame(json, TEXT_FRAME));
+
+/** The events as newline-delimited JSON in one Buffer; undefined: write one by one. */
 const lineBatches = new WeakMap<readonly WatchEvent[], Buffer | null>();
-function watchLines(events: readonly WatchEvent[]): Buffer | undefined {
-  let b = lineBatches.get(events);
-  if (b === undefined) {
-    const lines = events.map((e) => `${ops.encodeWatchEvent(e)}\n`);
-    const size = lines.reduce((n, l) => n + l.length, 0);
-    b = events.length > 1 && size <= JOIN_MAX_AVERAGE * events.length ? Buffer.from(lines.join('')) : null;
-    lineBatches.set(events, b);
-  }
-  return b ?? undefined;
-}
+const watchLines = (events: readonly WatchEvent[]) => joined(lineBatches, events, (json) => [json, NEWLINE]);
 
 const slowConsumer = () =>
   new Unavailable('The watcher fell too far behind (its unsent events exceeded the buffer limit); watch again from the last resourceVersion.');
@@ -250,16 +248,12 @@ async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch): Promise<vo
   // the order of the calls.
   const sendBatch = (events: readonly WatchEvent[]) => {
     if (finished || ws.readyState !== ws.OPEN) return;
-    if (!raw || ws.extensions !== '') {
-      for (const e of events) send(e);
-      return;
-    }
-    const bytes = watchFrames(events);
+    const bytes = raw && ws.extensions === '' ? watchFrames(events) : undefined;
     if (!bytes) {
       for (const e of events) send(e);
       return;
     }
-    raw.write(bytes);
+    raw!.write(bytes);
     flow.check();
   };
   const flow = new FlowGuard(

@@ -16,7 +16,7 @@ import { DEFAULT_RETENTION } from '../../src/store/feed/index.js';
 import { StoreError } from '../../src/store/errors.js';
 import { compareVersions, isNewer } from '../../src/store/mongo/indexes.js';
 import { toFilter, toSort } from '../../src/store/mongo/query.js';
-import type { Store } from '../../src/store/types.js';
+import type { ModelStore, Store } from '../../src/store/types.js';
 
 const url = inject('mongodbUrl');
 const newDatabase = () => `svc_t_${randomBytes(5).toString('hex')}`;
@@ -290,9 +290,7 @@ describe('mongodb adapter internals', () => {
     // readers cannot repair its entries as a dead writer's: it must resolve them itself.
     const model = makeModel();
     const ms = await store.model(model);
-    const start = await ms.resourceVersion();
-    const got: string[] = [];
-    const unsub = await ms.watch(start, (e) => got.push(`${e.type} ${e.object.metadata.name}`));
+    const { got, unsub } = await recordChanges(ms);
     const hasty: Store[] = [];
     try {
       let failed = 0;
@@ -308,8 +306,7 @@ describe('mongodb adapter internals', () => {
       }
       expect(failed, 'some writes must give up for this test to mean anything').toBeGreaterThan(0);
       await ms.create(widget('t-after'));
-      const end = Date.now() + 20_000;
-      while (!got.includes('ADDED t-after') && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      await until(() => got.includes('ADDED t-after'), 20_000);
       expect(got, `${failed} of ${tried} hasty creates failed`).toContain('ADDED t-after');
       // every object in the store was announced exactly once, and nothing else was
       const stored = names(await ms.list(query())).filter((n) => n.startsWith('t-'));
@@ -327,9 +324,7 @@ describe('mongodb adapter internals', () => {
     // as long as it lives (every reader would wait there).
     const model = makeModel();
     const ms = await store.model(model);
-    const start = await ms.resourceVersion();
-    const got: string[] = [];
-    const unsub = await ms.watch(start, (e) => got.push(`${e.type} ${e.object.metadata.name}`));
+    const { got, unsub } = await recordChanges(ms);
     const db = client.db(database);
     const colls = collectionNames(model.key);
     const writer = new FeedWriter(db);
@@ -343,8 +338,7 @@ describe('mongodb adapter internals', () => {
       await log.failed(landed, new StoreError('Unavailable', 'MongoDB did not answer insertOne within 5 ms'));
       await log.failed(lost, new StoreError('Unavailable', 'MongoDB did not answer insertOne within 5 ms'));
       await ms.create(widget('d-after'));
-      const end = Date.now() + 20_000;
-      while (!got.includes('ADDED d-after') && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      await until(() => got.includes('ADDED d-after'), 20_000);
       expect(got).toEqual(['ADDED d-landed', 'ADDED d-after']);
       // the lost write held readers up for its doubt period (6 s), not for as long as its writer lives
       expect(Date.now() - t0).toBeGreaterThan(5000);
@@ -378,16 +372,14 @@ describe('mongodb adapter internals', () => {
       if (docs.length) await db.collection(`${feed}.${seg}`).insertMany(docs);
     }
     const made = await ms.create(widget('r-after'));
-    const end = Date.now() + 15_000;
-    while (!live.includes('r-after') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    await until(() => live.includes('r-after'), 15_000);
     expect(live).toEqual(['r-after']);
     const rv = BigInt(await ms.resourceVersion());
     expect(rv).toBeGreaterThan(start + run);
     // resuming from before the run replays through it (catch-up path)
     const resumed: string[] = [];
     const unsub2 = await ms.watch(String(start), (e) => resumed.push(e.object.metadata.name));
-    const end2 = Date.now() + 15_000;
-    while (!resumed.includes('r-after') && Date.now() < end2) await new Promise((r) => setTimeout(r, 50));
+    await until(() => resumed.includes('r-after'), 15_000);
     expect(resumed).toEqual(['r-after']);
     expect(made.metadata.name).toBe('r-after');
     unsub();
@@ -396,3 +388,16 @@ describe('mongodb adapter internals', () => {
 });
 
 const names = (r: { items: { metadata: { name: string } }[] }) => r.items.map((o) => o.metadata.name);
+
+/** Waits until `cond` holds or `ms` pass; the assertion after it says what was missing. */
+async function until(cond: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+}
+
+/** Watches `ms` from its current position, recording each change as `TYPE name`. */
+async function recordChanges(ms: ModelStore): Promise<{ got: string[]; unsub: () => void }> {
+  const got: string[] = [];
+  const unsub = await ms.watch(await ms.resourceVersion(), (e) => got.push(`${e.type} ${e.object.metadata.name}`));
+  return { got, unsub };
+}
