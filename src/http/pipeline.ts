@@ -55,7 +55,7 @@ const isWatchQuery = (t: RequestTarget) => {
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { authenticate, authorizer } = deps;
   const logError = (e: unknown) => deps.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'request failed');
-  const watchSockets = boundedWebSocketServer();
+  const watchSockets = boundedWebSocketServer({ deflate: true });
 
   /** Authentication → request attributes → authorization. Throws 401/403; returns the route context. */
   async function admitRequest(req: IncomingMessage, method: string, target: RequestTarget, watch: boolean): Promise<RouteContext> {

@@ -5,14 +5,45 @@
  * surfacing as an uncaught exception. Such an error is the client's doing: it is not handed to
  * the socket's other listeners (graphql-ws would print every one to the console, a log any
  * client could flood).
+ *
+ * The REST watch server also agrees permessage-deflate (RFC 7692) when a client offers it, so
+ * that batches can be sent compressed, once for all sockets (rest/watch-frames.ts). ws itself
+ * then compresses nothing (every send passes `compress: false`), so no socket owns a deflate
+ * stream; the extension's parameters as agreed are kept per request (`agreedExtensions`).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LIMITS } from '../limits.js';
 
-export function boundedWebSocketServer(maxPayload = LIMITS.wsMessageBytes): WebSocketServer {
-  const wss = new WebSocketServer({ noServer: true, maxPayload });
+export interface WebSocketServerOptions {
+  maxPayload?: number;
+  /** Agree permessage-deflate when offered (the gateway compresses only where it chooses to). */
+  deflate?: boolean;
+}
+
+const agreed = new WeakMap<IncomingMessage, string>();
+
+/** The `Sec-WebSocket-Extensions` value the server answered this upgrade with ('' for none). */
+export function agreedExtensions(req: IncomingMessage): string {
+  return agreed.get(req) ?? '';
+}
+
+export function boundedWebSocketServer(options: WebSocketServerOptions = {}): WebSocketServer {
+  const { maxPayload = LIMITS.wsMessageBytes, deflate = false } = options;
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload,
+    // A client's own messages are decompressed with a fresh window each (the watch protocol
+    // expects none from it).
+    perMessageDeflate: deflate ? { clientNoContextTakeover: true } : false,
+  });
+  if (deflate) {
+    wss.on('headers', (headers: string[], req: IncomingMessage) => {
+      const h = headers.find((line) => /^sec-websocket-extensions:/i.test(line));
+      if (h) agreed.set(req, h.slice(h.indexOf(':') + 1).trim());
+    });
+  }
   const handleUpgrade = wss.handleUpgrade.bind(wss);
   wss.handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer, done: (ws: WebSocket, req: IncomingMessage) => void) =>
     handleUpgrade(req, socket, head, (ws, request) => {

@@ -6,8 +6,8 @@
  * leaves nothing subscribed.
  *
  * Batches: the watchers of one selector receive each read of the change feed as one array of
- * events (operations/watch.ts `sendBatch`); its bytes (ndjson lines, or WebSocket text frames:
- * server frames are not masked, so they are the same for every socket) are built once per
+ * events (operations/watch.ts `sendBatch`); its bytes (ndjson lines, or WebSocket text frames,
+ * compressed for sockets that agreed permessage-deflate: ./watch-frames.ts) are built once per
  * array and leave in one write per socket.
  *
  * Resource safety: a consumer whose unsent data stays above `softBufferBytes` for `stallMs`, or
@@ -17,12 +17,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { createRequire } from 'node:module';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { Unavailable, toApiError } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import type { ModelEntry, OperationContext, WatchEvent, WatchOptions } from '../operations/types.js';
 import type { RequestTarget } from '../request/requestinfo.js';
+import { agreedExtensions } from '../http/websocket.js';
+import { frameModeOf, watchFrames, watchLines, type FrameMode } from './watch-frames.js';
 
 export function watchOptions(url: RequestTarget): WatchOptions {
   const rv = url.searchParams.get('resourceVersion');
@@ -34,44 +35,6 @@ export function watchOptions(url: RequestTarget): WatchOptions {
 }
 
 export const errorEvent = ops.errorEvent;
-
-/** ws's frame encoder (`WebSocket.Sender.frame`, not typed by @types/ws). */
-const { frame } = (createRequire(import.meta.url)('ws') as { Sender: { frame(data: Buffer, o: Record<string, unknown>): Buffer[] } }).Sender;
-const TEXT_FRAME = { fin: true, rsv1: false, opcode: 1, mask: false, readOnly: true };
-
-/**
- * Only batches of several small events (at most this many bytes each on average) are joined
- * into one Buffer. A single event, or events of tens of KiB, go out one by one as before:
- * joining them would copy each event (megabytes per read), and that churn is memory the
- * allocator keeps after a burst (the slow-consumer test's RSS bound caught it). Small events
- * are where one write per socket instead of one per event matters.
- */
-const JOIN_MAX_AVERAGE = 4 * 1024;
-
-const NEWLINE = Buffer.from('\n');
-
-/**
- * One Buffer of a batch's events, each as `wrap` makes its encoded JSON (shared per event),
- * built once per array; undefined when the batch is not joined (send one by one).
- */
-function joined(cache: WeakMap<readonly WatchEvent[], Buffer | null>, events: readonly WatchEvent[], wrap: (json: Buffer) => Buffer[]): Buffer | undefined {
-  let b = cache.get(events);
-  if (b === undefined) {
-    const payloads = events.map((e) => ops.encodeWatchEventBytes(e));
-    const size = payloads.reduce((n, p) => n + p.length, 0);
-    b = events.length > 1 && size <= JOIN_MAX_AVERAGE * events.length ? Buffer.concat(payloads.flatMap(wrap)) : null;
-    cache.set(events, b);
-  }
-  return b ?? undefined;
-}
-
-/** The events as WebSocket text frames in one Buffer; undefined: send one by one. */
-const frameBatches = new WeakMap<readonly WatchEvent[], Buffer | null>();
-export const watchFrames = (events: readonly WatchEvent[]) => joined(frameBatches, events, (json) => frame(json, TEXT_FRAME));
-
-/** The events as newline-delimited JSON in one Buffer; undefined: write one by one. */
-const lineBatches = new WeakMap<readonly WatchEvent[], Buffer | null>();
-const watchLines = (events: readonly WatchEvent[]) => joined(lineBatches, events, (json) => [json, NEWLINE]);
 
 const slowConsumer = () =>
   new Unavailable('The watcher fell too far behind (its unsent events exceeded the buffer limit); watch again from the last resourceVersion.');
@@ -193,11 +156,11 @@ export async function upgradeWatch(
   });
   wss.handleUpgrade(req, socket, head, (ws) => {
     accepted = true;
-    void runSocket(ws, prepared);
+    void runSocket(ws, prepared, frameModeOf(agreedExtensions(req)));
   });
 }
 
-async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch): Promise<void> {
+async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch, mode: FrameMode): Promise<void> {
   let stop = () => {};
   let finished = false;
   let lastError: WatchEvent | undefined;
@@ -238,17 +201,18 @@ async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch): Promise<vo
       raw.cork();
       process.nextTick(uncork);
     }
-    // The same bytes for every socket that sends this event, as a text frame.
-    ws.send(ops.encodeWatchEventBytes(e), { binary: false });
+    // The same bytes for every socket that sends this event, as a text frame. Never compressed
+    // by ws: the shared compressed batches rely on it (./watch-frames.ts).
+    ws.send(ops.encodeWatchEventBytes(e), { binary: false, compress: false });
     flow.check();
   };
   // A batch goes straight to the socket as ready-made frames: the same Buffer for every socket
-  // of the selector. ws's sender never holds anything back here (no extension such as
-  // compression is negotiated, and it sends only whole frames), so the order on the wire is
+  // of the selector (and of its frame mode). ws's sender never holds anything back here (it
+  // is never asked to compress, and it sends only whole frames), so the order on the wire is
   // the order of the calls.
   const sendBatch = (events: readonly WatchEvent[]) => {
     if (finished || ws.readyState !== ws.OPEN) return;
-    const bytes = raw && ws.extensions === '' ? watchFrames(events) : undefined;
+    const bytes = raw ? watchFrames(events, mode) : undefined;
     if (!bytes) {
       for (const e of events) send(e);
       return;
