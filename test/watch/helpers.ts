@@ -21,8 +21,15 @@ export interface Watcher {
   close(): void;
 }
 
-export function openWatch(gw: { url: string }, query = '', headers: Record<string, string> = { authorization: adminAuth }, path = PERSONS): Watcher {
-  const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}${path}${query}`, { headers });
+export function openWatch(
+  gw: { url: string },
+  query = '',
+  headers: Record<string, string> = { authorization: adminAuth },
+  path = PERSONS,
+  options: WebSocket.ClientOptions = {},
+): Watcher {
+  // ws offers permessage-deflate by default, as browsers do.
+  const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}${path}${query}`, { ...options, headers });
   const events: any[] = [];
   ws.on('message', (data) => events.push(JSON.parse(String(data))));
   const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));

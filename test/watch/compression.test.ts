@@ -1,0 +1,81 @@
+/**
+ * Compressed watch batches on real sockets (rest/watch-frames.ts): a batch of changes goes to
+ * every WebSocket of a selector that agreed permessage-deflate, compressed once for all of
+ * them. ws clients (which offer the extension by default, as browsers do) must decode exactly
+ * the events an uncompressing client gets, in order, while reading far fewer bytes; a client
+ * that asked for server_no_context_takeover, and one that offered no extension, get plain
+ * frames. The transport does not depend on the store: embedded only.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMPRESS_AFTER } from '../../src/rest/watch-frames.js';
+import { adminAuth, call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { MERGE, openWatch, person, PERSONS, type Watcher } from './helpers.js';
+
+const LABEL = 'people.example.com/zip';
+const bytesRead = (w: Watcher) => (w.ws as unknown as { _socket: { bytesRead: number } })._socket.bytesRead;
+const summary = (w: Watcher) => w.changes().map((e) => `${e.type} ${e.object.metadata.name} v${e.object.metadata.version} @${e.resourceVersion}`);
+
+/** Runs `fn` over `items` with `n` in flight. */
+async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  }));
+}
+
+describe('compressed watch batches (embedded)', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway('embedded');
+  });
+  afterAll(() => gw?.dispose());
+
+  it('many compressing watchers of one selector decode every change exactly, reading far fewer bytes; no-context-takeover and plain clients get plain frames', async () => {
+    const { body } = await call(gw, 'GET', `${PERSONS}?size=1`, undefined, { authorization: adminAuth });
+    const query = `?labelSelector=${LABEL}=yes&resourceVersion=${body.resourceVersion as string}`;
+    // Opened one after another, so that the special clients ask for each batch after the
+    // compressing ones (a batch is compressed from its COMPRESS_AFTER-th compressing socket on).
+    const zipped: Watcher[] = [];
+    for (let i = 0; i < COMPRESS_AFTER + 8; i++) {
+      const w = openWatch(gw, query);
+      await w.opened;
+      zipped.push(w);
+    }
+    const noContext = openWatch(gw, query, undefined, undefined, { perMessageDeflate: { serverNoContextTakeover: true } });
+    await noContext.opened;
+    const plain = openWatch(gw, query, undefined, undefined, { perMessageDeflate: false });
+    await plain.opened;
+    expect(zipped[0]!.ws.extensions).toBe('permessage-deflate');
+    expect(noContext.ws.extensions).toBe('permessage-deflate');
+    expect(plain.ws.extensions).toBe('');
+
+    // Writes 16 at a time, so that reads of the feed carry several changes each (joined batches).
+    const names = Array.from({ length: 240 }, (_, i) => `zip-${i}`);
+    await pool(names, 16, (n) => write(n, 'POST', PERSONS, person(n, { [LABEL]: 'yes' }, 20)));
+    await pool(names.slice(0, 120), 16, (n) => write(n, 'PATCH', `${PERSONS}/${n}`, { spec: { age: 40 } }, MERGE));
+    await pool(names.slice(60, 120), 16, (n) => write(n, 'PATCH', `${PERSONS}/${n}`, { metadata: { labels: { [LABEL]: 'no' } } }, MERGE));
+    await pool(names.slice(120, 200), 16, (n) => write(n, 'DELETE', `${PERSONS}/${n}`));
+    const total = 240 + 120 + 60 + 80;
+
+    const all = [...zipped, noContext, plain];
+    for (const w of all) await w.until((ev) => ev.filter((e) => e.type !== 'BOOKMARK').length >= total, 'every change', 30_000);
+    const want = summary(plain);
+    expect(want.length).toBe(total);
+    expect(want.filter((s) => s.startsWith('DELETED')).length).toBe(60 + 80); // left the selector, or deleted
+    for (const w of all) {
+      expect(summary(w)).toEqual(want);
+      expect(w.changes()).toEqual(plain.changes());
+    }
+    // The watchers after the first COMPRESS_AFTER − 1 got the batches compressed.
+    const compressed = zipped.slice(COMPRESS_AFTER);
+    for (const w of compressed) expect(bytesRead(w)).toBeLessThan(bytesRead(plain) * 0.5);
+    expect(bytesRead(noContext)).toBeGreaterThan(bytesRead(plain) * 0.9);
+    for (const w of all) expect(w.ws.readyState).toBe(w.ws.OPEN);
+    for (const w of all) w.close();
+  }, 120_000);
+
+  async function write(_n: string, method: string, path: string, b?: unknown, headers: Record<string, string> = {}) {
+    const r = await call(gw, method, path, b, { authorization: adminAuth, ...headers });
+    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status}`);
+  }
+});
