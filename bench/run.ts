@@ -634,6 +634,7 @@ async function benchWatchStore(o: BenchOptions, kind: StoreKind): Promise<WatchB
     rate: o.watchRate,
     seconds: o.watchSeconds,
     pin: o.pin,
+    deflate: o.watchDeflate,
     concurrency: o.concurrency,
     cpuProfDir: o.cpuProfDir ? await freshDir(resolve(o.cpuProfDir, `watched-gateway-${kind}`)) : undefined,
   });

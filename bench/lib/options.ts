@@ -35,6 +35,8 @@ export interface BenchOptions {
   watchSeconds: number;
   /** Watch benchmark: pin the watched gateway to CPU 0, its clients and the writing gateway to CPU 1. */
   pin: boolean;
+  /** Watch benchmark: the watchers offer permessage-deflate, as browsers do. */
+  watchDeflate: boolean;
 }
 
 const HELP = `npm run bench [-- options]   (each option also as an environment variable)
@@ -56,6 +58,7 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --watch-rate=500             BENCH_WATCH_RATE       writes/s offered in the delivery phase
   --watch-seconds=5            BENCH_WATCH_SECONDS    length of each write phase of the watch benchmark
   --pin                        BENCH_PIN=1            watch benchmark: watched gateway on CPU 0, watch clients + writing gateway on CPU 1 (taskset)
+  --no-watch-deflate           BENCH_WATCH_DEFLATE=0  watch benchmark: watchers do not offer permessage-deflate (browsers do)
   --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon
 `;
 
@@ -88,6 +91,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
       'watch-rate': { type: 'string' },
       'watch-seconds': { type: 'string' },
       pin: { type: 'boolean' },
+      'no-watch-deflate': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -130,6 +134,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     watchRate: int('BENCH_WATCH_RATE', get('watch-rate', 'BENCH_WATCH_RATE', '500')),
     watchSeconds: int('BENCH_WATCH_SECONDS', get('watch-seconds', 'BENCH_WATCH_SECONDS', '5')),
     pin: values.pin ?? (env.BENCH_PIN !== undefined && env.BENCH_PIN !== '' && env.BENCH_PIN !== '0'),
+    watchDeflate: !(values['no-watch-deflate'] ?? env.BENCH_WATCH_DEFLATE === '0'),
   };
 }
 

@@ -47,6 +47,8 @@ export interface WatchBenchOptions {
   cpuProfDir?: string;
   /** Pin the watched gateway to CPU 0, the watch clients and the writing gateway to CPU 1. */
   pin?: boolean;
+  /** The watchers offer permessage-deflate (default true, as browsers do). */
+  deflate?: boolean;
 }
 
 export interface WatchRow {
@@ -69,7 +71,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Reply = { type: string; [k: string]: unknown };
 /** The clients' per-socket counters since their last reset (watch-clients-child.ts, 'report'). */
-type Sockets = { n: number; open: number; min: number; minOpen: number; sum: number; last: number };
+type Sockets = { n: number; open: number; min: number; minOpen: number; sum: number; last: number; bytes: number };
 /** Every socket still open has received `n` events since the reset (a closed one gets no more). */
 const allHave = (r: Reply, n: number) => {
   const s = r.sockets as Sockets;
@@ -201,8 +203,9 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
     clients = await BenchChild.start('watch clients', 'watch-clients-child.ts', {}, []);
     if (o.pin) pinTo(clients, 1);
     const url = `${watched.url.replace(/^http/, 'ws')}${COLLECTION_PATH}?labelSelector=${encodeURIComponent(`${LABEL}=watch`)}&resourceVersion=${start.resourceVersion}`;
-    const opened = await ask(clients, { type: 'open', n: o.watchers, url, auth: auth.authorization });
+    const opened = await ask(clients, { type: 'open', n: o.watchers, url, auth: auth.authorization, deflate: o.deflate !== false });
     if (opened.failed) throw new Error(`${String(opened.failed)} of ${o.watchers} watchers failed to open`);
+    log(`  watchers that agreed permessage-deflate: ${String(opened.deflated)} of ${o.watchers}${o.deflate === false ? ' (not offered)' : ''}`);
     await ask(clients, { type: 'reset' });
     await sleep(2000);
     const after = await settledRss(watched);
@@ -217,6 +220,7 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
     log(`  ${o.watchers} watchers, writes none selects: ${wq.rps.toFixed(0)} writes/s; ${cpuLine(wq.cpu)}`);
     rows.push({ what: `write throughput, ${o.watchers} watchers selecting none of the writes ÷ no watcher`, value: wq.rps / w0.rps, unit: '', target: '≥ 0.8', pass: wq.rps / w0.rps >= 0.8 });
     await ask(clients, { type: 'reset' });
+    const bytesBefore = ((await ask(clients, { type: 'report' })).sockets as Sockets).bytes;
     const wa = await closedLoop('watch');
     const waEnd = now();
     log(`  ${o.watchers} watchers, writes every watcher receives: ${wa.rps.toFixed(0)} writes/s; ${cpuLine(wa.cpu)}`);
@@ -230,10 +234,14 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
       drain = await ask(clients, { type: 'report' });
     }
     const ds = drain.sockets as Sockets;
+    // Bytes each watcher read per event (frames, compressed or not; pings and BOOKMARKs too).
+    const wireBytes = (ds.bytes - bytesBefore) / Math.max(1, ds.sum);
     log(
       `  deliveries of that phase: ${ds.sum} of ${wa.done * o.watchers} events (${wa.done} acknowledged writes × ${o.watchers}), ` +
-        `last ${((Math.max(ds.last, waEnd) - waEnd) / 1000).toFixed(1)} s after the last write; watchers closed ${String(drain.closed)}`,
+        `last ${((Math.max(ds.last, waEnd) - waEnd) / 1000).toFixed(1)} s after the last write; watchers closed ${String(drain.closed)}; ` +
+        `${wireBytes.toFixed(0)} bytes on the wire per event and watcher${drain.bad ? `; ${String(drain.bad)} frames not read as events` : ''}`,
     );
+    rows.push({ what: `bytes on the wire per event and watcher, receiving every write${opened.deflated ? ' (permessage-deflate)' : ''}`, value: wireBytes, unit: 'B', target: '—' });
     await ask(clients, { type: 'mode', keys: true });
     await ask(clients, { type: 'reset' });
 
@@ -353,7 +361,8 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
     const sample = sampleName ? await writer.request({ method: 'GET', path: `${COLLECTION_PATH}/${sampleName}` }, auth) : undefined;
     if (sample?.status === 200) {
       const payload = Buffer.byteLength(JSON.stringify({ type: 'ADDED', object: JSON.parse(sample.body.toString()), resourceVersion: '1000000' }));
-      const eventBytes = payload + (payload > 125 ? 4 : 2);
+      // The bytes as they left: the frames measured on the wire (smaller when compressed).
+      const eventBytes = Math.min(payload + (payload > 125 ? 4 : 2), Math.round(wireBytes));
       const windowMs = deliveryWindowMs(o.watchers);
       const floor = await measureFloor({ sockets: o.watchers, eventBytes, eventsPerSecond: wa.rps, windowMs, seconds: o.seconds });
       const fanout = wa.cpu.watched - cpu0;

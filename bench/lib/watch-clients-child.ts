@@ -9,7 +9,15 @@
  * frames are unmasked, ours must be masked). The event type is payload byte 9: the gateway's
  * events are `JSON.stringify({type, object, resourceVersion})`, so every one starts `{"type":"`.
  *
- * Protocol (parent → child): {type:'open', n, url, path, auth} → {type:'opened', n, failed}
+ * Compression: by default each socket offers permessage-deflate as a browser does (RFC 7692),
+ * with `server_max_window_bits=12` (a 4 KiB window, so that a socket's inflate state stays
+ * small; the gateway compresses with that window, rest/watch-frames.ts). The gateway compresses
+ * only change batches (ADDED / MODIFIED / DELETED); BOOKMARK and ERROR go out uncompressed. So
+ * in the throughput phases a compressed message counts as one change without being inflated,
+ * except on the first VERIFIERS sockets, which inflate every compressed message and check it
+ * like a plain one (a mismatch counts as `bad`); in keys mode every socket inflates.
+ *
+ * Protocol (parent → child): {type:'open', n, url, path, auth, deflate} → {type:'opened', n, failed, deflated}
  *   {type:'mode', keys} → {type:'mode'}: keys = decode every event to its `name@version` and keep
  *     per key count / first / last arrival (latency phase, few writes); otherwise only per-socket
  *     counters (throughput phases). Counters run in both modes; keys is on until told otherwise.
@@ -24,11 +32,18 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { constants, inflateRawSync } from 'node:zlib';
 
 const now = () => performance.timeOrigin + performance.now();
 const WS_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 /** Payload bytes a throughput-mode text frame needs: `{"type":"` and the type's first letter. */
 const TYPE_AT = 9;
+/** The compression window asked of the server (server_max_window_bits), and the inflate history kept. */
+const WINDOW_BITS = 12;
+const WINDOW = 2 ** WINDOW_BITS;
+const SYNC_TAIL = Buffer.from([0x00, 0x00, 0xff, 0xff]);
+/** Sockets that inflate every compressed message even in the throughput phases. */
+const VERIFIERS = 4;
 
 interface Seen {
   count: number;
@@ -47,6 +62,10 @@ interface Conn {
   need: number;
   /** Bytes of the current frame's payload still to pass over (not needed). */
   skip: number;
+  /** permessage-deflate agreed; the last WINDOW bytes this socket inflated (its LZ77 window). */
+  deflate: boolean;
+  window: Buffer;
+  verifier: boolean;
 }
 
 const conns: Conn[] = [];
@@ -122,6 +141,37 @@ function onEvent(c: Conn, b: Buffer, at: number, len: number, t: number): void {
   } else seen.set(k, { count: 1, first: t, last: t });
 }
 
+/** A compressed message (RFC 7692): inflated with the socket's window as history. */
+function inflate(c: Conn, payload: Buffer): Buffer | undefined {
+  try {
+    const out = inflateRawSync(Buffer.concat([payload, SYNC_TAIL]), {
+      windowBits: WINDOW_BITS,
+      finishFlush: constants.Z_SYNC_FLUSH,
+      ...(c.window.length ? { dictionary: c.window } : {}),
+    });
+    const all = c.window.length ? Buffer.concat([c.window, out]) : out;
+    c.window = Buffer.from(all.subarray(Math.max(0, all.length - WINDOW)));
+    return out;
+  } catch {
+    bad++;
+    return undefined;
+  }
+}
+
+/** A compressed text frame (one change); `b[at…at+len]` is its whole payload. */
+function onCompressed(c: Conn, b: Buffer, at: number, len: number, t: number): void {
+  if (!keysMode && !c.verifier) {
+    c.count++;
+    c.last = t;
+    total++;
+    return;
+  }
+  const out = inflate(c, b.subarray(at, at + len));
+  if (!out) return;
+  if (out[TYPE_AT] === 0x42 /* B */ || out[TYPE_AT] === 0x45 /* E */) bad++; // never compressed
+  onEvent(c, out, 0, out.length, t);
+}
+
 /**
  * Handles the frames of `b` from `off`; returns where an incomplete one starts (b.length when
  * none), having set `c.need` to the bytes it needs at least. A frame whose needed bytes are
@@ -139,11 +189,14 @@ function frames(c: Conn, b: Buffer, off: number, t: number): number {
     if (avail < hl) return need(c, hl, p);
     const len = len7 === 126 ? b.readUInt16BE(p + 2) : len7 === 127 ? Number(b.readBigUInt64BE(p + 2)) : len7;
     const op = b0 & 0x0f;
-    // Only a throughput-mode text frame can be handled from a prefix of its payload.
-    const want = op === 1 && !keysMode ? Math.min(len, TYPE_AT + 1) : len;
+    const rsv1 = (b0 & 0x40) !== 0;
+    // Only a throughput-mode text frame can be handled from a prefix of its payload (a
+    // compressed one from none of it, unless this socket verifies).
+    const want = op !== 1 || keysMode || (rsv1 && c.verifier) ? len : rsv1 ? 0 : Math.min(len, TYPE_AT + 1);
     if (avail < hl + want) return need(c, hl + want, p);
     const at = p + hl;
-    if (b1 & 0x80 || !(b0 & 0x80) || op === 0) bad++; // ws sends whole, unmasked messages
+    if (b1 & 0x80 || !(b0 & 0x80) || op === 0 || (rsv1 && (!c.deflate || op !== 1)) || b0 & 0x30) bad++; // whole, unmasked messages; RSV1 only if agreed
+    else if (op === 1 && rsv1) onCompressed(c, b, at, want, t);
     else if (op === 1) onEvent(c, b, at, want, t);
     else if (op === 8) {
       markClosed(c);
@@ -186,7 +239,7 @@ function onData(c: Conn, chunk: Buffer): void {
   if (end < chunk.length) c.part = Buffer.from(chunk.subarray(end));
 }
 
-function open(url: string, auth: string): Promise<boolean> {
+function open(url: string, auth: string, deflate: boolean): Promise<boolean> {
   return new Promise((resolve) => {
     const u = new URL(url.replace(/^ws/, 'http'));
     const key = randomBytes(16).toString('base64');
@@ -201,6 +254,7 @@ function open(url: string, auth: string): Promise<boolean> {
         'sec-websocket-version': '13',
         'sec-websocket-key': key,
         authorization: auth,
+        ...(deflate ? { 'sec-websocket-extensions': `permessage-deflate; client_max_window_bits; server_max_window_bits=${WINDOW_BITS}` } : {}),
       },
     });
     req.once('upgrade', (res, socket: Socket, head: Buffer) => {
@@ -209,7 +263,23 @@ function open(url: string, auth: string): Promise<boolean> {
         socket.destroy();
         return resolve(false);
       }
-      const c: Conn = { socket, count: 0, last: 0, closed: false, part: undefined, need: 0, skip: 0 };
+      const agreed = /^\s*permessage-deflate/i.test(String(res.headers['sec-websocket-extensions'] ?? ''));
+      if (agreed && !deflate) {
+        socket.destroy();
+        return resolve(false);
+      }
+      const c: Conn = {
+        socket,
+        count: 0,
+        last: 0,
+        closed: false,
+        part: undefined,
+        need: 0,
+        skip: 0,
+        deflate: agreed,
+        window: Buffer.alloc(0),
+        verifier: conns.length < VERIFIERS,
+      };
       socket.setNoDelay(true);
       socket.on('error', () => undefined); // 'close' follows
       socket.once('close', () => markClosed(c));
@@ -244,18 +314,19 @@ function socketStats() {
     last = Math.max(last, c.last);
   }
   // Infinity does not survive IPC's JSON: none = -1.
-  return { n: conns.length, open: openCount, min: conns.length ? min : -1, minOpen: openCount ? minOpen : -1, sum, last };
+  const bytes = conns.reduce((n, c) => n + c.socket.bytesRead, 0);
+  return { n: conns.length, open: openCount, min: conns.length ? min : -1, minOpen: openCount ? minOpen : -1, sum, last, bytes };
 }
 
-process.on('message', async (m: { type: string; n?: number; url?: string; auth?: string; keys?: string[] | boolean }) => {
+process.on('message', async (m: { type: string; n?: number; url?: string; auth?: string; keys?: string[] | boolean; deflate?: boolean }) => {
   if (m.type === 'open') {
     let failed = 0;
     const batch = 50;
     for (let i = 0; i < m.n!; i += batch) {
-      const ok = await Promise.all(Array.from({ length: Math.min(batch, m.n! - i) }, () => open(m.url!, m.auth!)));
+      const ok = await Promise.all(Array.from({ length: Math.min(batch, m.n! - i) }, () => open(m.url!, m.auth!, m.deflate !== false)));
       failed += ok.filter((x) => !x).length;
     }
-    process.send!({ type: 'opened', n: conns.length, failed });
+    process.send!({ type: 'opened', n: conns.length, failed, deflated: conns.filter((c) => c.deflate).length });
   } else if (m.type === 'mode') {
     keysMode = m.keys === true;
     process.send!({ type: 'mode' });
