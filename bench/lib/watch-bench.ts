@@ -15,9 +15,10 @@
  *   5. `rate` writes per second offered (open loop) for `seconds`: events delivered per second
  *      (over all watchers) until the last arrives or `drainSeconds` pass.
  * Watchers select `people.example.com/bench=watch` and start at the position after phase 1
- * (no initial list). In phases 3 and 5 the clients only count events per socket (completion =
- * every socket has as many as there were acknowledged writes); only phase 4 decodes each event
- * to its `name@version`.
+ * (no initial list). The clients count events per socket (completion = every socket has as many
+ * as there were acknowledged writes); in phase 4 they also record when each socket got its k-th
+ * change (= the k-th timed write). Only a few verifying sockets decode events (and check them
+ * against the writes); the watchers offer permessage-deflate unless `deflate` is false.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -263,6 +264,7 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
       }
     };
     const lat = await waitAll(acks.map((a) => a.key), 30_000);
+    if (lat.bad) notes.push(`latency phase: ${String(lat.bad)} frames or events the verifying watchers did not read as the timed writes, in order.`);
     const seen = lat.seen as [number, number, number][];
     const complete = seen.filter((s) => s[0] >= o.watchers).length;
     const toAll = seen.map((s, i) => (s[0] >= o.watchers ? Math.max(0, s[2] - acks[i]!.ack) : Infinity));

@@ -13,17 +13,25 @@
  * with `server_max_window_bits=12` (a 4 KiB window, so that a socket's inflate state stays
  * small; the gateway compresses with that window, rest/watch-frames.ts). The gateway compresses
  * only change batches (ADDED / MODIFIED / DELETED); BOOKMARK and ERROR go out uncompressed. So
- * in the throughput phases a compressed message counts as one change without being inflated,
- * except on the first VERIFIERS sockets, which inflate every compressed message and check it
- * like a plain one (a mismatch counts as `bad`); in keys mode every socket inflates.
+ * a compressed message counts as one change without being inflated, except on the first
+ * VERIFIERS sockets, which inflate every compressed message (their window kept as a client's
+ * is) and check it like a plain one: anything else counts as `bad`.
+ *
+ * Latency (keys mode): every socket records the arrival time of each change since the last
+ * reset; the parent's writes are sequential, so the k-th change a socket receives is the k-th
+ * write (the feed delivers in order, exactly once: the verifiers check that their k-th change is
+ * the k-th key the parent names, and count a mismatch as `bad`). No socket decodes for this,
+ * so the client's own work adds no delay to the figures.
  *
  * Protocol (parent → child): {type:'open', n, url, path, auth, deflate} → {type:'opened', n, failed, deflated}
- *   {type:'mode', keys} → {type:'mode'}: keys = decode every event to its `name@version` and keep
- *     per key count / first / last arrival (latency phase, few writes); otherwise only per-socket
- *     counters (throughput phases). Counters run in both modes; keys is on until told otherwise.
+ *   {type:'mode', keys} → {type:'mode'}: keys = record per-socket arrival times (latency phase,
+ *     few writes); otherwise only per-socket counters (throughput phases). Counters run in both
+ *     modes; keys is on until told otherwise.
  *   {type:'report', keys} → {type:'report', total, closed, errors, bad, seen: [count, first, last][],
- *     sockets: {n, open, min, minOpen, sum, last}} (counts since the last reset; min over every
- *     socket and over the still-open ones, last = latest arrival of an event at any socket)
+ *     sockets: {n, open, min, minOpen, sum, last, bytes}} (counts since the last reset; seen[k]
+ *     = how many sockets have a k-th change, its first and last arrival; min over every socket
+ *     and over the still-open ones, last = latest arrival of an event at any socket, bytes =
+ *     bytes read by all sockets since they opened)
  *   {type:'reset'} → {type:'reset'}; {type:'stop'} closes every socket and exits.
  * Times are `performance.timeOrigin + performance.now()` (ms since the epoch, sub-ms precision),
  * comparable with the parent's, read once per chunk: events in one chunk arrived together.
@@ -45,12 +53,6 @@ const SYNC_TAIL = Buffer.from([0x00, 0x00, 0xff, 0xff]);
 /** Sockets that inflate every compressed message even in the throughput phases. */
 const VERIFIERS = 4;
 
-interface Seen {
-  count: number;
-  first: number;
-  last: number;
-}
-
 interface Conn {
   socket: Socket;
   /** Events (ADDED / MODIFIED / DELETED) since the last reset, and the arrival of the latest. */
@@ -65,15 +67,17 @@ interface Conn {
   /** permessage-deflate agreed; the last WINDOW bytes this socket inflated (its LZ77 window). */
   deflate: boolean;
   window: Buffer;
+  /** Decodes every event, also compressed ones (see the header). */
   verifier: boolean;
+  /** Keys mode: arrival of each change since the reset; a verifier's keys (`name@version`). */
+  times: number[];
+  keys: string[];
+  /** Keys already compared with the parent's. */
+  checked: number;
 }
 
 const conns: Conn[] = [];
 let keysMode = true;
-/** Per `name@version`: how many watchers received it, first and last arrival (keys mode). */
-let seen = new Map<string, Seen>();
-/** One parse per distinct message text: every watcher receives the same text of an event. */
-let parsed = new Map<string, string>();
 let total = 0;
 let closed = 0;
 let errors = 0;
@@ -98,25 +102,19 @@ function pong(c: Conn, payload: Buffer): void {
   c.socket.write(out);
 }
 
+/** A verifier's check of one whole event: `name@version`, or undefined (counted bad). */
 function keyOf(payload: Buffer): string | undefined {
-  const text = payload.toString('utf8');
-  let k = parsed.get(text);
-  if (k === undefined) {
-    if (!payload.subarray(0, PREFIX.length).equals(PREFIX)) {
-      bad++;
-      return undefined;
-    }
-    const e = JSON.parse(text) as { type: string; object?: { metadata?: { name?: string; version?: number } } };
-    // The byte the throughput mode goes by must name the same type.
-    if (e.type.charCodeAt(0) !== payload[TYPE_AT]) bad++;
-    k = `${e.object?.metadata?.name}@${e.object?.metadata?.version}`;
-    if (parsed.size > 20_000) parsed = new Map();
-    parsed.set(text, k);
+  if (!payload.subarray(0, PREFIX.length).equals(PREFIX)) {
+    bad++;
+    return undefined;
   }
-  return k;
+  const e = JSON.parse(payload.toString('utf8')) as { type: string; object?: { metadata?: { name?: string; version?: number } } };
+  // The byte the other sockets go by must name the same type.
+  if (e.type.charCodeAt(0) !== payload[TYPE_AT]) bad++;
+  return `${e.object?.metadata?.name}@${e.object?.metadata?.version}`;
 }
 
-/** A text frame (one event); `b[at…]` is its payload, whole in keys mode, else ≥ TYPE_AT + 1 bytes. */
+/** A text frame (one event); `b[at…]` is its payload, whole on a verifier, else ≥ TYPE_AT + 1 bytes. */
 function onEvent(c: Conn, b: Buffer, at: number, len: number, t: number): void {
   const type = len > TYPE_AT ? b[at + TYPE_AT] : 0;
   if (type === 0x42 /* B */) return;
@@ -128,17 +126,18 @@ function onEvent(c: Conn, b: Buffer, at: number, len: number, t: number): void {
     bad++;
     return;
   }
+  change(c, t);
+  if (c.verifier) {
+    const k = keyOf(b.subarray(at, at + len));
+    if (keysMode && k !== undefined) c.keys.push(k);
+  }
+}
+
+function change(c: Conn, t: number): void {
   c.count++;
   c.last = t;
   total++;
-  if (!keysMode) return;
-  const k = keyOf(b.subarray(at, at + len));
-  if (k === undefined) return;
-  const s = seen.get(k);
-  if (s) {
-    s.count++;
-    s.last = t;
-  } else seen.set(k, { count: 1, first: t, last: t });
+  if (keysMode) c.times.push(t);
 }
 
 /** A compressed message (RFC 7692): inflated with the socket's window as history. */
@@ -160,12 +159,7 @@ function inflate(c: Conn, payload: Buffer): Buffer | undefined {
 
 /** A compressed text frame (one change); `b[at…at+len]` is its whole payload. */
 function onCompressed(c: Conn, b: Buffer, at: number, len: number, t: number): void {
-  if (!keysMode && !c.verifier) {
-    c.count++;
-    c.last = t;
-    total++;
-    return;
-  }
+  if (!c.verifier) return change(c, t);
   const out = inflate(c, b.subarray(at, at + len));
   if (!out) return;
   if (out[TYPE_AT] === 0x42 /* B */ || out[TYPE_AT] === 0x45 /* E */) bad++; // never compressed
@@ -192,7 +186,7 @@ function frames(c: Conn, b: Buffer, off: number, t: number): number {
     const rsv1 = (b0 & 0x40) !== 0;
     // Only a throughput-mode text frame can be handled from a prefix of its payload (a
     // compressed one from none of it, unless this socket verifies).
-    const want = op !== 1 || keysMode || (rsv1 && c.verifier) ? len : rsv1 ? 0 : Math.min(len, TYPE_AT + 1);
+    const want = op !== 1 || c.verifier ? len : rsv1 ? 0 : Math.min(len, TYPE_AT + 1);
     if (avail < hl + want) return need(c, hl + want, p);
     const at = p + hl;
     if (b1 & 0x80 || !(b0 & 0x80) || op === 0 || (rsv1 && (!c.deflate || op !== 1)) || b0 & 0x30) bad++; // whole, unmasked messages; RSV1 only if agreed
@@ -279,6 +273,9 @@ function open(url: string, auth: string, deflate: boolean): Promise<boolean> {
         deflate: agreed,
         window: Buffer.alloc(0),
         verifier: conns.length < VERIFIERS,
+        times: [],
+        keys: [],
+        checked: 0,
       };
       socket.setNoDelay(true);
       socket.on('error', () => undefined); // 'close' follows
@@ -331,17 +328,34 @@ process.on('message', async (m: { type: string; n?: number; url?: string; auth?:
     keysMode = m.keys === true;
     process.send!({ type: 'mode' });
   } else if (m.type === 'report') {
-    const out = ((m.keys as string[] | undefined) ?? []).map((k) => {
-      const s = seen.get(k);
-      return s ? [s.count, s.first, s.last] : [0, 0, 0];
+    const keys = (m.keys as string[] | undefined) ?? [];
+    const out = keys.map((_, i) => {
+      let count = 0;
+      let first = Infinity;
+      let last = 0;
+      for (const c of conns) {
+        const t = c.times[i];
+        if (t === undefined) continue;
+        count++;
+        first = Math.min(first, t);
+        last = Math.max(last, t);
+      }
+      return count ? [count, first, last] : [0, 0, 0];
     });
+    for (const c of conns) {
+      if (!c.verifier) continue;
+      for (let i = c.checked; i < Math.min(c.keys.length, keys.length); i++) if (c.keys[i] !== keys[i]) bad++;
+      c.checked = Math.max(c.checked, Math.min(c.keys.length, keys.length));
+    }
     process.send!({ type: 'report', total, closed, errors, bad, seen: out, sockets: socketStats() });
   } else if (m.type === 'reset') {
-    seen = new Map();
     total = 0;
     for (const c of conns) {
       c.count = 0;
       c.last = 0;
+      c.times = [];
+      c.keys = [];
+      c.checked = 0;
     }
     process.send!({ type: 'reset' });
   } else if (m.type === 'stop') {
