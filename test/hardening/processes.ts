@@ -48,8 +48,11 @@ export interface OwnFerret {
   dispose(): Promise<void>;
 }
 
-/** A FerretDB of this test file's own (the shared one must not be paused or killed). */
-export async function ownFerret(): Promise<OwnFerret> {
+/**
+ * A FerretDB of this test file's own (the shared one must not be paused or killed). `extraArgs`
+ * go to its command line (e.g. `--repl-set-name=rs0`).
+ */
+export async function ownFerret(extraArgs: string[] = []): Promise<OwnFerret> {
   const bin = await ensureFerretdb();
   const dir = await mkdtemp(join(tmpdir(), 'svc-own-ferret-'));
   const port = await freePort();
@@ -59,7 +62,7 @@ export async function ownFerret(): Promise<OwnFerret> {
     async start() {
       child = spawn(
         bin,
-        ['--handler=sqlite', `--sqlite-url=file:${dir}/`, `--listen-addr=127.0.0.1:${port}`, `--state-dir=${dir}`, '--debug-addr=-', '--telemetry=disable', '--log-level=error'],
+        ['--handler=sqlite', `--sqlite-url=file:${dir}/`, `--listen-addr=127.0.0.1:${port}`, `--state-dir=${dir}`, '--debug-addr=-', '--telemetry=disable', '--log-level=error', ...extraArgs],
         { stdio: 'ignore' },
       );
       await until(

@@ -1,0 +1,116 @@
+/**
+ * The shared feed layer (src/store/feed/shared-feed.ts) above a real change log: the embedded
+ * store's EmbeddedChangeLog over a real SQLite database in a temporary directory. The only
+ * thing added is fault injection around the real log: a read can be held open (its answer
+ * withheld) until the test lets it go, as a slow database round trip would.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createChangeTables, EmbeddedChangeLog } from '../../src/store/embedded/changes.js';
+import { openDatabase, type DB } from '../../src/store/embedded/sqlite.js';
+import { DEFAULT_RETENTION, SharedFeed, type ChangeLog, type LogRead } from '../../src/store/feed/index.js';
+import type { ChangeEvent } from '../../src/store/types.js';
+import { widget } from './contract.js';
+
+/** The real log; `holdNextRead()` makes the next read run, but keeps its answer until released. */
+class HeldLog implements ChangeLog {
+  private held: { reached: (after: bigint) => void; released: Promise<void> } | undefined;
+
+  constructor(private readonly inner: ChangeLog) {}
+
+  holdNextRead(): { reached: Promise<bigint>; release: () => void } {
+    let reached!: (after: bigint) => void;
+    let release!: () => void;
+    const r = new Promise<bigint>((res) => (reached = res));
+    const released = new Promise<void>((res) => (release = res));
+    this.held = { reached, released };
+    return { reached: r, release };
+  }
+
+  async read(after: bigint, limit: number): Promise<LogRead> {
+    const held = this.held;
+    this.held = undefined;
+    const answer = await this.inner.read(after, limit);
+    if (held) {
+      held.reached(after);
+      await held.released;
+    }
+    return answer;
+  }
+
+  head(): Promise<bigint> {
+    return this.inner.head();
+  }
+
+  horizon(): Promise<bigint> {
+    return this.inner.horizon();
+  }
+
+  check(from: bigint): Promise<void> {
+    return this.inner.check(from);
+  }
+}
+
+/** Waits until `cond` holds or `ms` pass; the assertion after it says what was missing. */
+async function until(cond: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('shared feed above the embedded change log', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  async function openLog(): Promise<{ db: DB; log: EmbeddedChangeLog }> {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-shared-feed-'));
+    const db = openDatabase(dir, 5000);
+    cleanups.push(async () => {
+      db.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    createChangeTables(db);
+    return { db, log: new EmbeddedChangeLog(db, 1, DEFAULT_RETENTION) };
+  }
+
+  it('drops a read that was in flight when everyone left and the feed restarted at another position', async () => {
+    const { log } = await openLog();
+    /** Commits one change of object `name` (autocommit: its own transaction, as a store write). */
+    const write = (name: string) => log.append('ADDED', JSON.stringify(widget(name)), null);
+    for (let i = 1; i <= 6; i++) write(`w${i}`); // positions 1..6 (one model, one slot)
+    expect(await log.head()).toBe(6n);
+
+    const held = new HeldLog(log);
+    const feed = new SharedFeed(held, { pollMs: 20 });
+    cleanups.push(async () => feed.close());
+    const seen = (into: string[]) => (e: ChangeEvent) => into.push(`${e.resourceVersion} ${e.object.metadata.name}`);
+
+    // A watches from 4: the poller's first read (after 4) runs and finds 5 and 6; its answer is held.
+    const gotA: string[] = [];
+    const hold = held.holdNextRead();
+    const unsubA = await feed.subscribe('4', seen(gotA));
+    expect(await hold.reached).toBe(4n);
+
+    // A leaves while that read is out, and B subscribes from 2: the feed restarts at 2. (B starts
+    // before A's position on purpose: from a later position, delivery drops the old read's
+    // changes at or before it anyway, guard or not. From an earlier one, delivering the old read
+    // would hand B 5 and 6 and move the feed past 3 and 4, which B would never get.)
+    unsubA();
+    expect(feed.size).toBe(0);
+    const gotB: string[] = [];
+    const unsubB = await feed.subscribe('2', seen(gotB));
+    cleanups.push(async () => unsubB());
+
+    // The old read answers (5 and 6, read after 4): it belongs to A's feed, not to B's.
+    hold.release();
+    write('w7');
+    await until(() => gotB.some((g) => g.endsWith(' w7')), 5000);
+
+    // B gets exactly what follows 2, each change once and in order; nothing at or before 2.
+    expect(gotB).toEqual(['3 w3', '4 w4', '5 w5', '6 w6', '7 w7']);
+    expect(gotA).toEqual([]);
+  });
+});
