@@ -11,21 +11,26 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createChangeTables, EmbeddedChangeLog } from '../../src/store/embedded/changes.js';
 import { openDatabase, type DB } from '../../src/store/embedded/sqlite.js';
 import { DEFAULT_RETENTION, SharedFeed, type ChangeLog, type LogRead } from '../../src/store/feed/index.js';
+import { StoreError } from '../../src/store/errors.js';
 import type { ChangeEvent } from '../../src/store/types.js';
 import { widget } from './contract.js';
 
 /** The real log; `holdNextRead()` makes the next read run, but keeps its answer until released. */
 class HeldLog implements ChangeLog {
-  private held: { reached: (after: bigint) => void; released: Promise<void> } | undefined;
+  private held: { reached: (after: bigint) => void; released: Promise<void>; fail?: Error } | undefined;
 
   constructor(private readonly inner: ChangeLog) {}
 
-  holdNextRead(): { reached: Promise<bigint>; release: () => void } {
+  /**
+   * The next read runs but answers only on `release()`; with `fail`, it then throws that error
+   * instead (as MongoDB's log throws Expired for a start below the retention floor).
+   */
+  holdNextRead(fail?: Error): { reached: Promise<bigint>; release: () => void } {
     let reached!: (after: bigint) => void;
     let release!: () => void;
     const r = new Promise<bigint>((res) => (reached = res));
     const released = new Promise<void>((res) => (release = res));
-    this.held = { reached, released };
+    this.held = { reached, released, fail };
     return { reached: r, release };
   }
 
@@ -36,6 +41,7 @@ class HeldLog implements ChangeLog {
     if (held) {
       held.reached(after);
       await held.released;
+      if (held.fail) throw held.fail;
     }
     return answer;
   }
@@ -112,5 +118,30 @@ describe('shared feed above the embedded change log', () => {
     // B gets exactly what follows 2, each change once and in order; nothing at or before 2.
     expect(gotB).toEqual(['3 w3', '4 w4', '5 w5', '6 w6', '7 w7']);
     expect(gotA).toEqual([]);
+  });
+
+  it('an Expired answer to a read of the old position does not end the watchers of the restarted feed', async () => {
+    const { log } = await openLog();
+    const write = (name: string) => log.append('ADDED', JSON.stringify(widget(name)), null);
+    for (let i = 1; i <= 4; i++) write(`w${i}`);
+    const held = new HeldLog(log);
+    const feed = new SharedFeed(held, { pollMs: 20 });
+    cleanups.push(async () => feed.close());
+
+    // A's read (after 2) is held and will answer Expired: the old position fell out of retention.
+    const hold = held.holdNextRead(new StoreError('Expired', 'position 2 is no longer held'));
+    const unsubA = await feed.subscribe('2', () => undefined);
+    expect(await hold.reached).toBe(2n);
+    unsubA();
+    // B watches from 3, a position the log holds.
+    const gotB: string[] = [];
+    let lostB: unknown;
+    const unsubB = await feed.subscribe('3', (e) => gotB.push(`${e.resourceVersion} ${e.object.metadata.name}`), (err) => (lostB = err));
+    cleanups.push(async () => unsubB());
+    hold.release();
+    write('w5');
+    await until(() => gotB.length >= 2 || lostB !== undefined, 5000);
+    expect(lostB).toBeUndefined();
+    expect(gotB).toEqual(['4 w4', '5 w5']);
   });
 });

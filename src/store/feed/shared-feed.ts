@@ -237,7 +237,9 @@ export class SharedFeed {
         if (this.cursor !== undefined && through > this.cursor) this.cursor = through;
       }
     } catch (e) {
-      if (e instanceof StoreError && e.code === 'Expired') {
+      // Expired concerns the position read from: not the subscribers of a feed that restarted
+      // elsewhere meanwhile (their own positions were checked when they subscribed).
+      if (e instanceof StoreError && e.code === 'Expired' && this.cursor === from) {
         for (const s of [...this.subs]) this.lose(s, e);
       }
       // otherwise (store unreachable): keep polling; subscribers resume where they were
