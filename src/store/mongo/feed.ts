@@ -232,8 +232,10 @@ export class MongoChangeLog implements ChangeLog {
           this.doubt(doc._id, 'entry'); // it may still be inserted
           throw e;
         }
-        // The driver retries an insert once after a network error; on a server without
-        // retryable-write deduplication (FerretDB) the retry finds our own first attempt.
+        // Against a replica set member the driver retries an insert once after a network
+        // error (never against a standalone); on a server without retryable-write
+        // deduplication (FerretDB started with --repl-set-name) the retry finds our own first
+        // attempt (test/store/mongo-feed-retry.test.ts).
         try {
           ours = (await guard(() => this.coll(p).findOne({ _id: doc._id }, { projection: { k: 1 }, ...within(this.opMs) })))?.k === doc.k;
         } catch (lookup) {

@@ -370,9 +370,10 @@ class MongoModelStore implements ModelStore {
         this.leaseHeld();
         await this.objects.insertOne(doc);
       } catch (e) {
-        // A retried insert (the driver retries once after a network error) can find the
-        // document its first attempt wrote: same incarnation → this create succeeded. Servers
-        // without retryable-write deduplication (FerretDB) report that as a duplicate key.
+        // A retried insert (against a replica set member the driver retries once after a
+        // network error) can find the document its first attempt wrote: same incarnation →
+        // this create succeeded. Servers without retryable-write deduplication (FerretDB as a
+        // replica set member) report that as a duplicate key.
         let mine = false;
         if (isDuplicateKey(e)) {
           try {
