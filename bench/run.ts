@@ -1,6 +1,8 @@
 /**
  * `npm run bench`: list-query scaling (issue 3), GraphQL overhead (issue 4), RBAC cost (issue 8)
- * and watch delivery (issue 10, bench/lib/watch-bench.ts; BENCH_WATCH=only runs it alone).
+ * and watch delivery (issue 10, bench/lib/watch-bench.ts; BENCH_WATCH=only runs it alone); with
+ * BENCH_FEED_HISTORY=on|only, embedded write throughput with an empty change log vs after 100,000
+ * prior writes (bench/lib/feed-history-bench.ts).
  *
  * For each store (embedded SQLite; MongoDB = MONGODB_URL or a throw-away FerretDB from
  * scripts/ferretdb.ts) and each size (ascending, grown in place):
@@ -54,6 +56,7 @@ import { parseOptions, type BenchOptions, type StoreKind } from './lib/options.j
 import { busiestProfile, summarize } from './lib/profile.js';
 import { seed } from './lib/seed.js';
 import { benchWatch, type WatchBenchResult } from './lib/watch-bench.js';
+import { benchFeedHistory, type FeedHistoryResult } from './lib/feed-history-bench.js';
 import { BENCH_USER, BENCH_USER_PASSWORD, RBAC_BINDINGS, RBAC_ROLES, seedRbac } from './lib/rbac-seed.js';
 import { measureAuthPath, type MicroResult } from './lib/rbac-micro.js';
 
@@ -666,6 +669,40 @@ function watchReport(o: BenchOptions, results: WatchBenchResult[]): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Change-log retention (embedded): bench/lib/feed-history-bench.ts, in this process.
+
+const FEED_HISTORY_PRIOR = 100_000;
+const FEED_HISTORY_WRITES = 5_000;
+const FEED_HISTORY_ROUNDS = 5;
+
+async function benchFeedHistoryStore(): Promise<FeedHistoryResult> {
+  console.log('\n=== change-log retention: embedded ===');
+  const setup = await setupStore('embedded');
+  return benchFeedHistory({
+    config: setup.config,
+    workDir: setup.config.dataDir,
+    prior: FEED_HISTORY_PRIOR,
+    writes: FEED_HISTORY_WRITES,
+    rounds: FEED_HISTORY_ROUNDS,
+  });
+}
+
+function feedHistoryReport(r: FeedHistoryResult): string {
+  const lines = ['\n### Change-log retention (embedded)\n', '| measure | value | target | result |', '|---|---:|---|---|'];
+  for (const row of r.rows) {
+    const result = row.pass === undefined ? 'info' : row.pass ? 'PASS' : 'MISS';
+    const v = row.unit === '' ? fmt(row.value, 3) : `${fmt(row.value)} ${row.unit}`;
+    lines.push(`| ${row.what} | ${v} | ${row.target} | ${result} |`);
+  }
+  for (const n of r.notes) lines.push(`\n${n}`);
+  lines.push(
+    `\nSettings: in-process ModelStore.create of Person (openStore + plugins, no HTTP), one write in flight; ${FEED_HISTORY_ROUNDS} rounds × ` +
+      `${FEED_HISTORY_WRITES} creates on a fresh store and on the store with ${FEED_HISTORY_PRIOR} prior writes, in alternating chunks of 250 (the latter's removed again after each round); medians of per-round ratios.`,
+  );
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
   const o = parseOptions();
@@ -680,9 +717,11 @@ async function main(): Promise<void> {
   );
   const started = performance.now();
   const results: StoreResult[] = [];
-  if (o.watch !== 'only') for (const kind of o.stores) results.push(await benchStore(o, kind));
+  const feedOnly = o.feedHistory === 'only';
+  if (o.watch !== 'only' && !feedOnly) for (const kind of o.stores) results.push(await benchStore(o, kind));
   const watched: WatchBenchResult[] = [];
-  if (o.watch !== 'off') for (const kind of o.stores) watched.push(await benchWatchStore(o, kind));
+  if (o.watch !== 'off' && !feedOnly) for (const kind of o.stores) watched.push(await benchWatchStore(o, kind));
+  const feedHistory = o.feedHistory !== 'off' && o.stores.includes('embedded') ? await benchFeedHistoryStore() : undefined;
   console.log('\n=== results ===');
   console.log(`machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, node ${m.node}, SQLite ${m.sqlite}, ${m.os}`);
   const end = machineInfo();
@@ -690,6 +729,7 @@ async function main(): Promise<void> {
   console.log(`gateway code at start: ${m.code}${end.code !== m.code ? `; CHANGED during the run, now: ${end.code}` : ''}`);
   if (results.length) console.log(report(o, results));
   if (watched.length) console.log(watchReport(o, watched));
+  if (feedHistory) console.log(feedHistoryReport(feedHistory));
   console.log(`\ntotal time ${fmt((performance.now() - started) / 1000)} s`);
 }
 

@@ -37,6 +37,11 @@ export interface BenchOptions {
   pin: boolean;
   /** Watch benchmark: the watchers offer permessage-deflate, as browsers do. */
   watchDeflate: boolean;
+  /**
+   * Change-log retention (embedded, bench/lib/feed-history-bench.ts): after everything else (on),
+   * alone (only), or not (off, the default).
+   */
+  feedHistory: 'on' | 'off' | 'only';
 }
 
 const HELP = `npm run bench [-- options]   (each option also as an environment variable)
@@ -59,6 +64,7 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --watch-seconds=5            BENCH_WATCH_SECONDS    length of each write phase of the watch benchmark
   --pin                        BENCH_PIN=1            watch benchmark: watched gateway on CPU 0, watch clients + writing gateway on CPU 1 (taskset)
   --no-watch-deflate           BENCH_WATCH_DEFLATE=0  watch benchmark: watchers do not offer permessage-deflate (browsers do)
+  --feed-history=off|on|only   BENCH_FEED_HISTORY     embedded: create throughput, empty change log vs after 100,000 prior writes (~1 min; default off; only = alone)
   --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon
 `;
 
@@ -92,6 +98,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
       'watch-seconds': { type: 'string' },
       pin: { type: 'boolean' },
       'no-watch-deflate': { type: 'boolean' },
+      'feed-history': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -135,10 +142,15 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     watchSeconds: int('BENCH_WATCH_SECONDS', get('watch-seconds', 'BENCH_WATCH_SECONDS', '5')),
     pin: values.pin ?? (env.BENCH_PIN !== undefined && env.BENCH_PIN !== '' && env.BENCH_PIN !== '0'),
     watchDeflate: !(values['no-watch-deflate'] ?? env.BENCH_WATCH_DEFLATE === '0'),
+    feedHistory: mode('BENCH_FEED_HISTORY', get('feed-history', 'BENCH_FEED_HISTORY', 'off')),
   };
 }
 
 function watchMode(v: string): 'on' | 'off' | 'only' {
-  if (v !== 'on' && v !== 'off' && v !== 'only') throw new Error(`BENCH_WATCH must be on, off or only, got "${v}"`);
+  return mode('BENCH_WATCH', v);
+}
+
+function mode(name: string, v: string): 'on' | 'off' | 'only' {
+  if (v !== 'on' && v !== 'off' && v !== 'only') throw new Error(`${name} must be on, off or only, got "${v}"`);
   return v;
 }

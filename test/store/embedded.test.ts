@@ -11,9 +11,10 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddedStore, EmbeddedModelStore } from '../../src/store/embedded/index.js';
+import { RETENTION_SQL } from '../../src/store/embedded/changes.js';
 import { toStoreError } from '../../src/store/embedded/sqlite.js';
 import type { IndexBuildProgress, ModelStore, Store, StoreQuery } from '../../src/store/types.js';
-import { BASE, expectStoreError, ix, makeModel, names, query, req, SIZE, widget } from './contract.js';
+import { BASE, bump, expectStoreError, ix, makeModel, names, query, req, SIZE, widget } from './contract.js';
 import { runStoreContract } from './contract.js';
 import { crashModel } from './fixtures/embedded-writer.js';
 
@@ -169,6 +170,58 @@ describe('embedded store specifics', () => {
     const r = await ms.list(queries[1]!);
     expect(r.total).toBe(150);
     expect(names(r)[0]).toBe('p-259');
+  });
+
+  it('the change log\'s retention statements walk only the model\'s own index range, with or without planner statistics', async () => {
+    const dir = await tempDir();
+    const store = await openStore(dir);
+    const a = await store.model(makeModel());
+    const b = await store.model(makeModel());
+    for (let i = 0; i < 200; i++) await (i % 2 ? a : b).create(widget(`c-${i}`));
+    const peek = new Database(join(dir, 'svc.sqlite'));
+    try {
+      for (const stats of [false, true]) {
+        if (stats) peek.exec('ANALYZE'); // what PRAGMA optimize does once the table has grown
+        for (const [name, sql] of Object.entries(RETENTION_SQL)) {
+          const params = Array.from(sql.match(/\?/g)!, () => 1);
+          const plan = (peek.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+          // one search of svc_changes_slot within the slot (never the rowid range, which spans every model)
+          expect(plan, `${name}, statistics ${stats}`).toHaveLength(1);
+          expect(plan[0], `${name}, statistics ${stats}`).toMatch(/^SEARCH svc_changes USING (COVERING )?INDEX svc_changes_slot \(slot=\?/);
+          // the age walk starts at the floor, not at the model's first row ever
+          if (name === 'firstYoung') expect(plan[0]).toContain('(slot=? AND pos>?)');
+        }
+      }
+    } finally {
+      peek.close();
+    }
+  });
+
+  it('a change stamped earlier than the one before it (wall clock stepped back) expires nothing younger', async () => {
+    const dir = await tempDir();
+    const model = makeModel();
+    const retention = { maxEvents: 1_000_000, maxAgeMs: 3600_000 };
+    let store = await createEmbeddedStore({ dataDir: dir, retention });
+    let ms = await store.model(model);
+    const before = await ms.resourceVersion();
+    let obj = await ms.create(widget('w'));
+    for (let v = 2; v <= 20; v++) obj = await ms.update(bump(obj, { size: v }), v - 1);
+    await store.close();
+    const peek = new Database(join(dir, 'svc.sqlite'));
+    try {
+      peek.prepare('UPDATE svc_changes SET at = 0 WHERE pos = (SELECT MAX(pos) FROM svc_changes)').run();
+    } finally {
+      peek.close();
+    }
+    // Reopening runs a retention pass: the 19 changes before the mis-stamped one are young.
+    store = await createEmbeddedStore({ dataDir: dir, retention });
+    open.push(store);
+    ms = await store.model(model);
+    const got: number[] = [];
+    const stop = await ms.watch(before, (e) => got.push(e.object.metadata.version!));
+    for (let i = 0; i < 250 && got.length < 20; i++) await new Promise((r) => setTimeout(r, 20));
+    stop();
+    expect(got).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   });
 
   it('a removed index loses its column, values and physical indexes', async () => {

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createEmbeddedStore } from '../../src/store/embedded/index.js';
 import { createMongoStore } from '../../src/store/mongo/index.js';
 import type { FeedRetention } from '../../src/store/feed/index.js';
-import type { ChangeEvent, Store } from '../../src/store/types.js';
+import type { ChangeEvent, ModelStore, Store } from '../../src/store/types.js';
 import { freshMongoUrl } from '../helpers/gateway.js';
 import { bump, expectStoreError, makeModel, widget } from '../store/contract.js';
 
@@ -22,6 +22,18 @@ async function open(kind: 'embedded' | 'mongodb', retention: FeedRetention): Pro
   }
   const store = await createMongoStore({ url: freshMongoUrl(), retention, feedSegment: 4 });
   return { store, done: () => store.close() };
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+const versions = (events: ChangeEvent[]) => events.map((e) => e.object.metadata.version);
+
+/** The changes a watch from `from` replays, once `n` have arrived (or after 10 s). */
+async function replay(ms: ModelStore, from: string, n: number): Promise<ChangeEvent[]> {
+  const got: ChangeEvent[] = [];
+  const stop = await ms.watch(from, (e) => got.push(e));
+  for (let i = 0; i < 500 && got.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+  stop();
+  return got;
 }
 
 describe.each(['embedded', 'mongodb'] as const)('feed retention (%s)', (kind) => {
@@ -51,6 +63,67 @@ describe.each(['embedded', 'mongodb'] as const)('feed retention (%s)', (kind) =>
   }, 60_000);
 
   if (kind === 'embedded') {
+    it('counts each model by its own rows, however they interleave; a pass runs within max(256, maxEvents / 16) writes', async () => {
+      // Two models writing in turn: the head runs twice as fast as either model's history, so
+      // "head − floor" overstates each model's count and only a walk of its own rows decides.
+      const maxEvents = 4800;
+      const every = Math.max(256, Math.ceil(maxEvents / 16)); // 300: the count pass interval
+      const { store, done } = await open(kind, { maxEvents, maxAgeMs: 3600_000 });
+      try {
+        const a = await store.model(makeModel());
+        const b = await store.model(makeModel());
+        const first = await a.resourceVersion();
+        let objA = await a.create(widget('a'));
+        const rvA = ['', await a.resourceVersion()]; // rvA[k]: the position of a's k-th change
+        let objB = await b.create(widget('b'));
+        for (let k = 2; k <= maxEvents; k++) {
+          objA = await a.update(bump(objA, { size: k }), k - 1);
+          rvA[k] = await a.resourceVersion();
+          objB = await b.update(bump(objB, { size: k }), k - 1);
+        }
+        // Each holds exactly maxEvents changes, over 2 × maxEvents positions: nothing is pruned.
+        expect(versions(await replay(a, first, maxEvents))).toEqual(range(1, maxEvents));
+        expect(versions(await replay(b, first, maxEvents))).toEqual(range(1, maxEvents));
+
+        // a alone, until it has exceeded the bound by more than the pass interval.
+        const total = maxEvents + every + 1;
+        for (let k = maxEvents + 1; k <= total; k++) {
+          objA = await a.update(bump(objA, { size: k }), k - 1);
+          rvA[k] = await a.resourceVersion();
+        }
+        await expectStoreError(a.watch(first, () => {}), 'Expired');
+        await expectStoreError(a.watch(rvA[1]!, () => {}), 'Expired');
+        // the newest maxEvents resume exactly; b's history is untouched
+        expect(versions(await replay(a, rvA[total - maxEvents]!, maxEvents))).toEqual(range(total - maxEvents + 1, total));
+        expect(versions(await replay(b, first, maxEvents))).toEqual(range(1, maxEvents));
+      } finally {
+        await done();
+      }
+    }, 60_000);
+
+    it('drops expired events and keeps young ones; a position between them (another model\'s) still resumes', async () => {
+      const maxAgeMs = 1000;
+      const { store, done } = await open(kind, { maxEvents: 1_000_000, maxAgeMs });
+      try {
+        const a = await store.model(makeModel());
+        const b = await store.model(makeModel());
+        let objA = await a.create(widget('a'));
+        const early = await a.resourceVersion();
+        for (let k = 2; k <= 10; k++) objA = await a.update(bump(objA, { size: k }), k - 1);
+        let objB = await b.create(widget('b'));
+        for (let k = 2; k <= 3; k++) objB = await b.update(bump(objB, { size: k }), k - 1);
+        const between = await b.resourceVersion(); // after a's old changes, before its young ones
+        for (let k = 4; k <= 5; k++) objB = await b.update(bump(objB, { size: k }), k - 1);
+        await new Promise((r) => setTimeout(r, maxAgeMs + 200));
+        // 300 young changes of a: its 256th write (the 246th of these) runs a pass well within maxAgeMs
+        for (let k = 11; k <= 310; k++) objA = await a.update(bump(objA, { size: k }), k - 1);
+        await expectStoreError(a.watch(early, () => {}), 'Expired');
+        expect(versions(await replay(a, between, 300))).toEqual(range(11, 310));
+      } finally {
+        await done();
+      }
+    });
+
     it('drops events older than the configured age', async () => {
       const { store, done } = await open(kind, { maxEvents: 1_000_000, maxAgeMs: 1 });
       try {
