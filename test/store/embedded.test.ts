@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddedStore, EmbeddedModelStore } from '../../src/store/embedded/index.js';
-import { RETENTION_SQL } from '../../src/store/embedded/changes.js';
+import { READ_SQL, RETENTION_SQL } from '../../src/store/embedded/changes.js';
 import { toStoreError } from '../../src/store/embedded/sqlite.js';
 import type { IndexBuildProgress, ModelStore, Store, StoreQuery } from '../../src/store/types.js';
 import { BASE, bump, expectStoreError, ix, makeModel, names, query, req, SIZE, widget } from './contract.js';
@@ -172,7 +172,7 @@ describe('embedded store specifics', () => {
     expect(names(r)[0]).toBe('p-259');
   });
 
-  it('the change log\'s retention statements walk only the model\'s own index range, with or without planner statistics', async () => {
+  it('the change log\'s read and retention statements walk only the model\'s own index range, with or without planner statistics', async () => {
     const dir = await tempDir();
     const store = await openStore(dir);
     const a = await store.model(makeModel());
@@ -182,14 +182,14 @@ describe('embedded store specifics', () => {
     try {
       for (const stats of [false, true]) {
         if (stats) peek.exec('ANALYZE'); // what PRAGMA optimize does once the table has grown
-        for (const [name, sql] of Object.entries(RETENTION_SQL)) {
+        for (const [name, sql] of Object.entries({ read: READ_SQL, ...RETENTION_SQL })) {
           const params = Array.from(sql.match(/\?/g)!, () => 1);
           const plan = (peek.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
           // one search of svc_changes_slot within the slot (never the rowid range, which spans every model)
           expect(plan, `${name}, statistics ${stats}`).toHaveLength(1);
           expect(plan[0], `${name}, statistics ${stats}`).toMatch(/^SEARCH svc_changes USING (COVERING )?INDEX svc_changes_slot \(slot=\?/);
           // the age walk starts at the floor, not at the model's first row ever
-          if (name === 'firstYoung') expect(plan[0]).toContain('(slot=? AND pos>?)');
+          if (name === 'firstYoung' || name === 'read') expect(plan[0]).toContain('(slot=? AND pos>?)');
         }
       }
     } finally {
