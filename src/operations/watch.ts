@@ -45,8 +45,9 @@ export interface WatchSink {
   /**
    * Several events at once, in order (optional; otherwise `send` each). Watchers of one
    * selector receive the same array for the same changes: a transport may encode it once.
+   * `audience`: about how many watchers receive this same array.
    */
-  sendBatch?(events: readonly WatchEvent[]): void;
+  sendBatch?(events: readonly WatchEvent[], audience: number): void;
   /** The stream ended on the server's side (after an ERROR event, when there is one). */
   end(): void;
 }
@@ -340,12 +341,12 @@ async function startWatch(
     if (out) sink.send(out);
   };
   const sendAll = sink.sendBatch
-    ? (events: readonly WatchEvent[]) => sink.sendBatch!(events)
+    ? (events: readonly WatchEvent[], audience: number) => sink.sendBatch!(events, audience)
     : (events: readonly WatchEvent[]) => {
         for (const e of events) if (!ended) sink.send(e);
       };
   /** A read of the feed, for this watcher as a member of its selector's group. */
-  const onBatch = (events: readonly ChangeEvent[]) => {
+  const onBatch = (events: readonly ChangeEvent[], audience: number) => {
     if (ended || !events.length) return;
     position = events[events.length - 1]!.resourceVersion;
     let outs: readonly WatchEvent[];
@@ -357,7 +358,7 @@ async function startWatch(
       }
       outs = mine;
     } else outs = translateBatch(sel, events);
-    if (outs.length) sendAll(outs);
+    if (outs.length) sendAll(outs, only ? 1 : audience);
   };
   const hints: WatchHints = { gate: () => (gated ? gate : undefined), onBatch };
 

@@ -24,9 +24,9 @@
  * so every other socket gets the plain frames.
  *
  * Deflating costs ~10–15 µs per message, once per batch. It pays only when many sockets share
- * the result, so a batch is compressed when it is asked for by its COMPRESS_AFTER-th socket
- * that accepts compression; the sockets before get the plain frames (a few watchers of a
- * selector never pay for compression).
+ * the result, so a batch is compressed only when it goes to at least COMPRESS_FOR watchers
+ * (the `audience` the feed reports: the size of the selector's group); the sockets of smaller
+ * groups get plain frames.
  *
  * Only batches of several small events are joined at all (JOIN_MAX_AVERAGE); the others go
  * out one event at a time through ws.
@@ -54,8 +54,8 @@ export const JOIN_MAX_AVERAGE = 4 * 1024;
 /** The compressor's window: 4 KiB holds the previous message of any joined batch's typical event. */
 export const WINDOW_BITS = 12;
 const DEFLATE_OPTIONS = { windowBits: WINDOW_BITS, memLevel: 4, level: 1, finishFlush: constants.Z_SYNC_FLUSH };
-/** A batch is compressed when this many sockets that accept it have asked for it. */
-export const COMPRESS_AFTER = 32;
+/** A batch is compressed when at least this many watchers receive it. */
+export const COMPRESS_FOR = 32;
 
 const SYNC_TAIL = Buffer.from([0x00, 0x00, 0xff, 0xff]);
 const NEWLINE = Buffer.from('\n');
@@ -87,8 +87,6 @@ interface BatchBytes {
   frames?: Buffer;
   deflated?: Buffer | null;
   lines?: Buffer;
-  /** Sockets that accept compression and asked for this batch so far. */
-  asked: number;
 }
 
 const batches = new WeakMap<readonly WatchEvent[], BatchBytes>();
@@ -99,7 +97,7 @@ function bytesOf(events: readonly WatchEvent[]): BatchBytes {
     const payloads = events.map((e) => ops.encodeWatchEventBytes(e));
     const size = payloads.reduce((n, p) => n + p.length, 0);
     const join = events.length > 1 && size <= JOIN_MAX_AVERAGE * events.length;
-    batches.set(events, (b = { payloads: join ? payloads : null, asked: 0 }));
+    batches.set(events, (b = { payloads: join ? payloads : null }));
   }
   return b;
 }
@@ -120,13 +118,13 @@ function deflateFrames(payloads: Buffer[]): Buffer | null {
 }
 
 /**
- * The batch as one Buffer of WebSocket frames for a socket of the given mode; undefined when
- * the batch is not joined (send its events one by one).
+ * The batch as one Buffer of WebSocket frames for a socket of the given mode, `audience`
+ * watchers receiving it; undefined when the batch is not joined (send its events one by one).
  */
-export function watchFrames(events: readonly WatchEvent[], mode: FrameMode = 'plain'): Buffer | undefined {
+export function watchFrames(events: readonly WatchEvent[], mode: FrameMode = 'plain', audience = 1): Buffer | undefined {
   const b = bytesOf(events);
   if (!b.payloads) return undefined;
-  if (mode === 'deflate' && ++b.asked >= COMPRESS_AFTER) {
+  if (mode === 'deflate' && audience >= COMPRESS_FOR) {
     if (b.deflated === undefined) b.deflated = deflateFrames(b.payloads);
     if (b.deflated) return b.deflated;
   }

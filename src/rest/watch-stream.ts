@@ -210,9 +210,9 @@ async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch, mode: Frame
   // of the selector (and of its frame mode). ws's sender never holds anything back here (it
   // is never asked to compress, and it sends only whole frames), so the order on the wire is
   // the order of the calls.
-  const sendBatch = (events: readonly WatchEvent[]) => {
+  const sendBatch = (events: readonly WatchEvent[], audience: number) => {
     if (finished || ws.readyState !== ws.OPEN) return;
-    const bytes = raw ? watchFrames(events, mode) : undefined;
+    const bytes = raw ? watchFrames(events, mode, audience) : undefined;
     if (!bytes) {
       for (const e of events) send(e);
       return;

@@ -135,8 +135,11 @@ export interface WatchHints {
    * For group members: the changes of one read of the feed that passed the group's gate, in
    * order, in one call instead of one `onEvent` per change. Every member of a group receives
    * the same array, so work derived from it can be shared (and must not modify it).
+   * `audience` is how many subscribers receive this same array (the group's size), so a
+   * consumer can judge what shared work on it is worth (rest/watch-frames.ts compresses only
+   * for many).
    */
-  onBatch?(events: readonly ChangeEvent[]): void;
+  onBatch?(events: readonly ChangeEvent[], audience: number): void;
 }
 /** Storage of the objects of one model. Obtained from `Store.model()`. */
 export interface ModelStore {

@@ -877,8 +877,11 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
           const unsubs: (() => void)[] = [];
           const all: ChangeEvent[] = [];
           unsubs.push(await ms.watch(undefined, (e) => all.push(e)));
+          const audiences: number[] = [];
           for (let i = 0; i < 3; i++) {
-            unsubs.push(await ms.watch(undefined, (e) => singles[i]!.push(e), undefined, { gate: () => red, onBatch: (es) => batches[i]!.push(es) }));
+            unsubs.push(
+              await ms.watch(undefined, (e) => singles[i]!.push(e), undefined, { gate: () => red, onBatch: (es, n) => (batches[i]!.push(es), audiences.push(n)) }),
+            );
           }
           let visited = 0;
           unsubs.push(await ms.watch(undefined, () => visited++, undefined, { gate: () => none, onBatch: () => visited++ }));
@@ -898,6 +901,9 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
             expect(batches[1]![k]).toBe(b);
             expect(batches[2]![k]).toBe(b);
           });
+          // each batch names its audience: the three members of the gate's group
+          expect(audiences.length).toBe(3 * batches[0]!.length);
+          expect(new Set(audiences)).toEqual(new Set([3]));
           expect(red.asked).toBe(12);
           expect(none.asked).toBe(12);
           expect(visited).toBe(0);

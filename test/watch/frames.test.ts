@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { constants, createInflateRaw, type InflateRaw } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { COMPRESS_AFTER, frameModeOf, watchFrames, WINDOW_BITS } from '../../src/rest/watch-frames.js';
+import { COMPRESS_FOR, frameModeOf, watchFrames, WINDOW_BITS } from '../../src/rest/watch-frames.js';
 import type { WatchEvent } from '../../src/operations/types.js';
 
 const event = (name: string, pad = 0): WatchEvent => ({
@@ -108,13 +108,14 @@ describe('watch batch bytes (WebSocket)', () => {
     expect(watchFrames([event('big-1', 32 * 1024), event('big-2', 32 * 1024)])).toBeUndefined();
   });
 
-  it('a compressing socket gets the plain frames until the batch is asked for by its COMPRESS_AFTER-th such socket, then one shared compressed Buffer', () => {
+  it('a batch for fewer than COMPRESS_FOR watchers stays plain; for more, compressing sockets share one compressed Buffer', () => {
     const batch = realistic(50, 'c');
     const plain = watchFrames(batch);
-    for (let i = 1; i < COMPRESS_AFTER; i++) expect(watchFrames(batch, 'deflate')).toBe(plain);
-    const z = watchFrames(batch, 'deflate');
+    expect(watchFrames(batch, 'deflate', COMPRESS_FOR - 1)).toBe(plain);
+    const z = watchFrames(batch, 'deflate', COMPRESS_FOR);
     expect(z).not.toBe(plain);
-    expect(watchFrames(batch, 'deflate')).toBe(z);
+    expect(watchFrames(batch, 'deflate', 1000)).toBe(z);
+    expect(watchFrames(batch, 'plain', 1000)).toBe(plain);
     expect(watchFrames(batch)).toBe(plain); // plain sockets keep getting the plain bytes
     const got = rawFrames(z!);
     expect(got.map(([op]) => op)).toEqual(batch.map(() => 0xc1)); // FIN + RSV1 + text
@@ -130,8 +131,7 @@ describe('watch batch bytes (WebSocket)', () => {
         // batches of 2–200 events, some with events larger than the compressor's window
         const batch = realistic([2, 200, 7, 64, 3, 120][round]!, `r${round}`);
         if (round === 3) batch[1] = { ...batch[1]!, object: { ...batch[1]!.object, spec: { note: 'y'.repeat(2 ** WINDOW_BITS + 500) } } as never };
-        for (let i = 1; i < COMPRESS_AFTER; i++) watchFrames(batch, 'deflate');
-        got.push(...(await rx.messages(watchFrames(batch, 'deflate')!)));
+        got.push(...(await rx.messages(watchFrames(batch, 'deflate', COMPRESS_FOR)!)));
         want.push(...batch.map((e) => JSON.stringify(e)));
         // a single event goes out through ws, uncompressed, between batches
         const single = realistic(1, `s${round}`)[0]!;

@@ -268,7 +268,7 @@ export class SharedFeed {
     for (const g of this.groups.values()) {
       const passed = passing(g.gate, events);
       if (!passed.length) continue;
-      for (const s of g.members) handBatch(s, passed);
+      for (const s of g.members) handBatch(s, passed, g.members.size);
     }
     for (const s of this.loose) {
       for (let i = 0; i < events.length && !s.closed; i++) {
@@ -285,7 +285,7 @@ export class SharedFeed {
         if (s.group !== undefined) {
           // In its group now, which has had this read already: the rest as the group gets it.
           const rest = passing(this.groups.get(s.group)!.gate, events.slice(i + 1));
-          if (rest.length) handBatch(s, rest);
+          if (rest.length) handBatch(s, rest, 1);
           break;
         }
       }
@@ -335,12 +335,12 @@ function passing(gate: FeedGate, events: readonly ChangeEvent[]): readonly Chang
 }
 
 /** Changes that passed a member's group gate: in one onBatch call, or one onEvent each. */
-function handBatch(s: Subscriber, events: readonly ChangeEvent[]): void {
+function handBatch(s: Subscriber, events: readonly ChangeEvent[], audience: number): void {
   if (s.closed) return;
   const onBatch = s.hints?.onBatch;
   if (onBatch) {
     try {
-      onBatch(events);
+      onBatch(events, audience);
     } catch {
       // a failing subscriber must not break the poller or other subscribers
     }
