@@ -26,7 +26,7 @@ import { valuesAtPath } from '../../registry/indexes.js';
 import { toFilter, toSort } from './query.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
 import { StoreError } from '../errors.js';
-import { FeedWriter, LEASE_STALE, MongoChangeLog } from './feed.js';
+import { FERRET_SEGMENT, FeedWriter, LEASE_STALE, MongoChangeLog, SEGMENT } from './feed.js';
 import type { ApiObject } from '../object.js';
 import type {
   ChangeEvent,
@@ -51,7 +51,7 @@ export interface MongoStoreOptions {
   retention?: FeedRetention;
   /** Change-feed polling; other processes' writes are seen within pollMs (default 50 ms). */
   feed?: SharedFeedOptions;
-  /** Positions per feed segment collection (default 1024); small values are for tests. */
+  /** Positions per feed segment of a new feed (default 1,024; 64 on FerretDB); small values are for tests. */
   feedSegment?: number;
   /**
    * Time bound of each driver operation of a request (reads, writes, claims, feed entries), so
@@ -114,6 +114,8 @@ class MongoStore implements Store {
       guard(async () => ((await this.isFerret()) ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims)) : atomicCas)),
     );
     const f = this.feed(model.key, names.feed, objects);
+    const segment = this.options.feedSegment ? BigInt(this.options.feedSegment) : (await this.isFerret()) ? FERRET_SEGMENT : SEGMENT;
+    await retryUnavailable(() => f.log.layout(segment));
     let route = this.routes.get(model.key);
     if (!route) this.routes.set(model.key, (route = { handles: new Set() }));
     // The request path gets time-bounded collections (see bounded.ts); the setup below does not.
@@ -154,7 +156,7 @@ class MongoStore implements Store {
         objects,
         this.writer,
         this.retention,
-        this.options.feedSegment ? BigInt(this.options.feedSegment) : undefined,
+        undefined, // the segment size: settled by layout() in model()
         this.options.operationTimeoutMS,
       );
       const feed = new SharedFeed(log, this.options.feed);
