@@ -6,12 +6,12 @@
  * in MONGODB_URL. Every store here uses its own random database, dropped afterwards.
  */
 import { randomBytes } from 'node:crypto';
-import { Long, MongoClient, type Document } from 'mongodb';
+import { Long, MongoClient, type Db, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BASE, makeModel, query, req, runStoreContract, widget } from './contract.js';
 import { createMongoStore } from '../../src/store/mongo/index.js';
 import { collectionNames, encodeObject } from '../../src/store/mongo/document.js';
-import { FeedWriter, MongoChangeLog, pad, SEGMENT } from '../../src/store/mongo/feed.js';
+import { FeedWriter, FERRET_SEGMENT, MongoChangeLog, pad, SEGMENT } from '../../src/store/mongo/feed.js';
 import { DEFAULT_RETENTION } from '../../src/store/feed/index.js';
 import { StoreError } from '../../src/store/errors.js';
 import { compareVersions, isNewer } from '../../src/store/mongo/indexes.js';
@@ -272,7 +272,7 @@ describe('mongodb adapter internals', () => {
     await db.collection('_svc_feed').insertOne({ _id: 'writer:other-gateway' as never, at: new Date() });
     const p = head + 1n;
     const id = pad(p);
-    const entries = db.collection(`${collectionNames(model.key).feed}.${p / SEGMENT}`);
+    const entries = db.collection(`${collectionNames(model.key).feed}.${p / (await segmentSize(db, model.key))}`);
     // Step 1 of the other gateway's create of "h-2"; the head hint is not moved (it is updated
     // without waiting, so it can lag).
     await entries.insertOne({ _id: id as never, s: 'p', t: 'ADDED', n: 'h-2', o: encodeObject(widget('h-2')), pf: null, g: 'g2', w: 'other-gateway', at: new Date() });
@@ -329,6 +329,7 @@ describe('mongodb adapter internals', () => {
     const colls = collectionNames(model.key);
     const writer = new FeedWriter(db);
     const log = new MongoChangeLog(db, model.key, colls.feed, db.collection(colls.objects), writer, DEFAULT_RETENTION);
+    await log.layout(SEGMENT); // the size the store recorded for this feed
     try {
       const landed = await log.begin({ type: 'ADDED', name: 'd-landed', object: widget('d-landed'), pf: null, g: 'g-landed' });
       const lost = await log.begin({ type: 'ADDED', name: 'd-lost', object: widget('d-lost'), pf: null, g: 'g-lost' });
@@ -342,13 +343,49 @@ describe('mongodb adapter internals', () => {
       expect(got).toEqual(['ADDED d-landed', 'ADDED d-after']);
       // the lost write held readers up for its doubt period (6 s), not for as long as its writer lives
       expect(Date.now() - t0).toBeGreaterThan(5000);
-      const entries = db.collection(`${colls.feed}.${BigInt(landed) / SEGMENT}`);
+      const entries = db.collection(`${colls.feed}.${BigInt(landed) / (await segmentSize(db, model.key))}`);
       expect((await entries.findOne({ _id: landed as never }))?.s).toBe('c');
       expect((await entries.findOne({ _id: lost as never }))?.s).toBe('a');
     } finally {
       unsub();
       await writer.close();
     }
+  });
+
+  it('a feed records its segment size when first opened (64 on FerretDB, 1,024 on MongoDB); a recorded size and a feed written before sizes were recorded are kept', async () => {
+    const db = client.db(database);
+    const feedEntries = async (key: string) =>
+      (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).filter((n) => n.startsWith(`${collectionNames(key).feed}.`)).sort();
+    // new feed: the size for this server, recorded; 70 writes span segments 0 and 1 on FerretDB
+    const fresh = makeModel();
+    const a = await store.model(fresh);
+    const want = isFerret ? FERRET_SEGMENT : SEGMENT;
+    expect(await segmentSize(db, fresh.key)).toBe(want);
+    for (let i = 0; i < 70; i++) await a.create(widget(`s-${i}`));
+    const head = BigInt(await a.resourceVersion());
+    expect(await feedEntries(fresh.key)).toEqual([...new Set(Array.from({ length: Number(head) }, (_, i) => `${collectionNames(fresh.key).feed}.${BigInt(i + 1) / want}`))].sort());
+    // a recorded size wins over this server's default
+    const recorded = makeModel();
+    await db.collection<{ _id: string; n: number }>('_svc_feed').insertOne({ _id: `seg:${recorded.key}`, n: 16 });
+    const b = await store.model(recorded);
+    for (let i = 0; i < 20; i++) await b.create(widget(`r-${i}`));
+    expect(await feedEntries(recorded.key)).toEqual([`${collectionNames(recorded.key).feed}.0`, `${collectionNames(recorded.key).feed}.1`]);
+    // segments that exist without a record were written with 1,024 positions: kept, and readable
+    const legacy = makeModel();
+    const feed = collectionNames(legacy.key).feed;
+    // positions 1–99 aborted, 100 a create: all in segment 0 of 1,024 (segment 1 of 64)
+    await db.collection(`${feed}.0`).insertMany([
+      ...Array.from({ length: 99 }, (_, i) => ({ _id: pad(BigInt(i + 1)) as never, s: 'a', t: 'ADDED', n: '', o: '', g: '', w: 'old-gateway', at: new Date() })),
+      { _id: pad(100n) as never, s: 'c', t: 'ADDED', n: 'old', o: encodeObject(widget('old')), pf: null, g: 'g0', w: 'old-gateway', at: new Date() },
+    ]);
+    await db.collection('_svc_feed').updateOne({ _id: `head:${legacy.key}` as never }, { $max: { n: 100 } }, { upsert: true });
+    const c = await store.model(legacy);
+    expect(await segmentSize(db, legacy.key)).toBe(SEGMENT);
+    const seen: string[] = [];
+    const unsub = await c.watch('0', (e) => seen.push(e.object.metadata.name));
+    await until(() => seen.length >= 1, 10_000);
+    unsub();
+    expect(seen).toEqual(['old']);
   });
 
   it('a run of aborted entries longer than one read is walked past, live and on resume', async () => {
@@ -363,10 +400,11 @@ describe('mongodb adapter internals', () => {
     const db = client.db(database);
     const feed = collectionNames(model.key).feed;
     const run = 700n;
-    for (let seg = (start + 1n) / SEGMENT; seg <= (start + run) / SEGMENT; seg++) {
+    const size = await segmentSize(db, model.key);
+    for (let seg = (start + 1n) / size; seg <= (start + run) / size; seg++) {
       const docs = [];
       for (let p = start + 1n; p <= start + run; p++) {
-        if (p / SEGMENT !== seg) continue;
+        if (p / size !== seg) continue;
         docs.push({ _id: pad(p) as never, s: 'a', t: 'ADDED', n: `gone-${p}`, o: '', g: '', w: 'someone', at: new Date() });
       }
       if (docs.length) await db.collection(`${feed}.${seg}`).insertMany(docs);
@@ -388,6 +426,12 @@ describe('mongodb adapter internals', () => {
 });
 
 const names = (r: { items: { metadata: { name: string } }[] }) => r.items.map((o) => o.metadata.name);
+
+/** The segment size recorded for a model's change feed (feed.ts, layout()). */
+async function segmentSize(db: Db, key: string): Promise<bigint> {
+  const rec = await db.collection<{ _id: string; n: number }>('_svc_feed').findOne({ _id: `seg:${key}` });
+  return BigInt(rec!.n);
+}
 
 /** Waits until `cond` holds or `ms` pass; the assertion after it says what was missing. */
 async function until(cond: () => boolean, ms: number): Promise<void> {
