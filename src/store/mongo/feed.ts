@@ -8,13 +8,15 @@
  *     state the write replaced, g: incarnation, w: writer id, at: Date }
  * Segments hold a fixed number of consecutive positions each, so every query touches one small
  * collection and retention drops whole segments. The size is chosen when a model's feed is
- * first written and recorded (`seg:<key>` in `_svc_feed`), so it never changes under a feed:
+ * first opened and recorded (`seg:<key>` in `_svc_feed`), so it never changes under a feed:
  * SEGMENT (1,024) on MongoDB, where the `_id` index answers every feed query; FERRET_SEGMENT
  * (64) on FerretDB, which answers only an `_id` equality from its index and scans the whole
  * collection for anything else, the compare-and-set that confirms each entry included (the
  * watch bench on FerretDB: 1,024-position segments gave 48 writes/s and, with 1,000 watchers
  * on another gateway, ratios of 0.54 and 0.44; 256 gave 95 writes/s, 0.79 / 0.83; 64 gave
  * 154–191 writes/s, 0.97 / 0.98). A feed written before the size was recorded keeps 1,024.
+ * Every gateway on one database must know the record: do not run a version without it beside
+ * this one on FerretDB (it would write 1,024-position segments into a 64-position feed).
  *
  * Positions are dense and assigned by the database: a writer inserts `_id = known + 1`, where
  * `known` is a position known to exist; the insert of an `_id` is atomic everywhere, so exactly
@@ -57,6 +59,12 @@ import { guard, isDuplicateKey } from './errors.js';
 export const FEED_META = '_svc_feed';
 /** Positions per segment collection (default). */
 export const SEGMENT = 1024n;
+/**
+ * Spans of positions the feed looks back or ahead by (head(), the repair check, retention
+ * passes) are this long whatever the segment size: they are about time and write rates, not
+ * about collections.
+ */
+const SPAN = 1024n;
 /** Positions per segment on FerretDB (see the header). */
 export const FERRET_SEGMENT = 64n;
 const LEASE_REFRESH_MS = 1000;
@@ -498,16 +506,26 @@ export class MongoChangeLog implements ChangeLog {
     return this.freshFloor.get();
   }
 
-  /** Drops whole segments beyond retention (by count and by age); never the newest two. */
+  /**
+   * Drops whole segments beyond retention (by count and by age); never the newest two. Runs when
+   * a segment fills. The segments are those from the floor up (every position up to the head has
+   * one); once every SPAN positions they are listed instead, which also finds any left behind by
+   * an interrupted pass (listing thousands of 64-position segments at every boundary would not do).
+   */
   async prune(head: bigint): Promise<void> {
-    const prefix = `${this.base}.`;
-    const names = await this.db.listCollections({}, { nameOnly: true }).toArray();
-    const segs = names
-      .map((c) => c.name)
-      .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
-      .map((n) => BigInt(n.slice(prefix.length)))
-      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const headSeg = this.segmentOf(head);
+    let segs: bigint[] = [];
+    if (head % SPAN === 0n) {
+      const prefix = `${this.base}.`;
+      const names = await this.db.listCollections({}, { nameOnly: true }).toArray();
+      segs = names
+        .map((c) => c.name)
+        .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
+        .map((n) => BigInt(n.slice(prefix.length)))
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    } else {
+      for (let seg = this.segmentOf((await this.readFloor()) + 1n); seg < headSeg - 1n; seg++) segs.push(seg);
+    }
     const minPos = head - BigInt(this.retention.maxEvents);
     const oldest = Date.now() - this.retention.maxAgeMs;
     const drop: bigint[] = [];
@@ -546,7 +564,8 @@ export class MongoChangeLog implements ChangeLog {
     // writer's pending entry is repaired within seconds by whichever reader meets it).
     let from = this.resolved;
     const hint = await this.hint();
-    const near = (this.segmentOf(hint > this.known ? hint : this.known) - 1n) * this.seg - 1n;
+    const top = hint > this.known ? hint : this.known;
+    const near = top - (top % SPAN) - SPAN - 1n;
     if (near > from) from = near;
     const floor = await this.floor();
     if (floor > from) from = floor;
@@ -725,10 +744,10 @@ export class MongoChangeLog implements ChangeLog {
     if (obj?.f === d._id) return true;
     const p = BigInt(d._id);
     // A later write replaced the state this entry produced.
-    if (await this.findEntry({ n: d.n, pf: d._id, s: { $ne: 'a' } }, p, p + 4n * this.seg)) return true;
+    if (await this.findEntry({ n: d.n, pf: d._id, s: { $ne: 'a' } }, p, p + 4n * SPAN)) return true;
     if (d.t === 'DELETED' && (!obj || obj.g !== d.g)) {
       // Gone: deleted by this entry unless another delete of the same state took it.
-      const other = await this.findEntry({ n: d.n, pf: d.pf ?? null, t: 'DELETED', s: { $ne: 'a' }, _id: { $ne: d._id } }, p - 2n * this.seg, p + 4n * this.seg);
+      const other = await this.findEntry({ n: d.n, pf: d.pf ?? null, t: 'DELETED', s: { $ne: 'a' }, _id: { $ne: d._id } }, p - 2n * SPAN, p + 4n * SPAN);
       return !other;
     }
     return false;
