@@ -55,7 +55,9 @@ const isWatchQuery = (t: RequestTarget) => {
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { authenticate, authorizer } = deps;
   const logError = (e: unknown) => deps.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'request failed');
-  const watchSockets = boundedWebSocketServer({ deflate: true });
+  // The REST watch protocol takes no messages from the client: 4 KiB bounds what a compressed
+  // one can inflate to (ws checks the inflated size).
+  const watchSockets = boundedWebSocketServer({ deflate: true, maxPayload: 4096 });
 
   /** Authentication → request attributes → authorization. Throws 401/403; returns the route context. */
   async function admitRequest(req: IncomingMessage, method: string, target: RequestTarget, watch: boolean): Promise<RouteContext> {

@@ -132,6 +132,24 @@ describe('connection limits', () => {
     }
   });
 
+  it('the REST watch takes no client messages: one over 4 KiB, compressed or not, closes the socket with 1009', async () => {
+    for (const compress of [true, false]) {
+      const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}${PERSONS}`, { headers: { authorization: adminAuth } });
+      await new Promise((resolve, reject) => {
+        ws.once('open', resolve);
+        ws.once('error', reject);
+      });
+      expect(ws.extensions).toBe('permessage-deflate');
+      const code = new Promise<number>((resolve) => ws.once('close', (c) => resolve(c)));
+      ws.on('error', () => undefined);
+      const sent = (ws as unknown as { _socket: { bytesWritten: number } })._socket.bytesWritten;
+      ws.send('x'.repeat(64 * 1024), { compress });
+      expect(await code, `compress ${compress}`).toBe(1009);
+      // compressed, 64 KiB of text was a few hundred bytes on the wire: the limit is on the inflated size
+      if (compress) expect((ws as unknown as { _socket: { bytesWritten: number } })._socket.bytesWritten - sent).toBeLessThan(1024);
+    }
+  });
+
   it('a WebSocket message over 1 MiB closes the socket with 1009 (REST watch and graphql-ws), and prints nothing', async () => {
     const printed = vi.spyOn(console, 'error');
     for (const [path, protocol] of [[PERSONS, undefined], ['/graphql', 'graphql-transport-ws']] as const) {

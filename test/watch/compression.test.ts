@@ -36,7 +36,8 @@ describe('compressed watch batches (embedded)', () => {
     const query = `?labelSelector=${LABEL}=yes&resourceVersion=${body.resourceVersion as string}`;
     const noContext = openWatch(gw, query, undefined, undefined, { perMessageDeflate: { serverNoContextTakeover: true } });
     const plain = openWatch(gw, query, undefined, undefined, { perMessageDeflate: false });
-    const zipped = Array.from({ length: COMPRESS_FOR }, () => openWatch(gw, query));
+    // One of them asks for the smallest window the gateway compresses for (server_max_window_bits=12).
+    const zipped = Array.from({ length: COMPRESS_FOR }, (_, i) => openWatch(gw, query, undefined, undefined, i === 0 ? { perMessageDeflate: { serverMaxWindowBits: 12 } } : {}));
     // Another selector matching the same objects, with too few watchers to compress for.
     const few = Array.from({ length: 3 }, () => openWatch(gw, `?labelSelector=${LABEL}&resourceVersion=${body.resourceVersion as string}`));
     await Promise.all([noContext, plain, ...zipped, ...few].map((w) => w.opened));

@@ -43,7 +43,10 @@ const frames = (b: Buffer): [number, string][] => rawFrames(b).map(([op, p]) => 
 
 /** A permessage-deflate receiver with context takeover: one inflate stream for the socket's life. */
 class Receiver {
-  private readonly inflate: InflateRaw = createInflateRaw({ windowBits: 15 });
+  private readonly inflate: InflateRaw;
+  constructor(windowBits = 15) {
+    this.inflate = createInflateRaw({ windowBits });
+  }
   /** The messages of `b`, compressed (RSV1) or not, as text, in order. */
   async messages(b: Buffer): Promise<string[]> {
     const out: string[] = [];
@@ -131,7 +134,16 @@ describe('watch batch bytes (WebSocket)', () => {
         // batches of 2–200 events, some with events larger than the compressor's window
         const batch = realistic([2, 200, 7, 64, 3, 120][round]!, `r${round}`);
         if (round === 3) batch[1] = { ...batch[1]!, object: { ...batch[1]!.object, spec: { note: 'y'.repeat(2 ** WINDOW_BITS + 500) } } as never };
-        got.push(...(await rx.messages(watchFrames(batch, 'deflate', COMPRESS_FOR)!)));
+        const bytes = watchFrames(batch, 'deflate', COMPRESS_FOR)!;
+        got.push(...(await rx.messages(bytes)));
+        // No reference reaches before the batch: a receiver that saw nothing earlier, with the
+        // smallest window a socket may have agreed (server_max_window_bits = WINDOW_BITS), decodes it too.
+        const alone = new Receiver(WINDOW_BITS);
+        try {
+          expect(await alone.messages(bytes)).toEqual(batch.map((e) => JSON.stringify(e)));
+        } finally {
+          alone.close();
+        }
         want.push(...batch.map((e) => JSON.stringify(e)));
         // a single event goes out through ws, uncompressed, between batches
         const single = realistic(1, `s${round}`)[0]!;
