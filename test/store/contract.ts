@@ -149,6 +149,12 @@ export async function expectStoreError(p: Promise<unknown>, code: StoreErrorCode
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits until `cond` holds or `ms` pass; the assertion after it says what was missing. */
+export async function until(cond: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+}
+
 async function waitFor(cond: () => boolean, what: string, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {

@@ -23,7 +23,7 @@ import { collectionNames } from '../../src/store/mongo/document.js';
 import { pad } from '../../src/store/mongo/feed.js';
 import type { ModelStore, Store } from '../../src/store/types.js';
 import { ownFerret } from '../hardening/processes.js';
-import { expectStoreError, makeModel, query, widget } from './contract.js';
+import { expectStoreError, makeModel, query, until, widget } from './contract.js';
 
 const OP_MSG = 2013;
 
@@ -166,11 +166,6 @@ function messages(each: (msg: Buffer) => void): (chunk: Buffer) => void {
   };
 }
 
-/** Waits until `cond` holds or `ms` pass; the assertion after it says what was missing. */
-async function until(cond: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-}
 
 describe('MongoDB feed entry insert cut off before its reply', () => {
   const cleanups: (() => Promise<unknown>)[] = [];

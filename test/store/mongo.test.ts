@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { Long, MongoClient, type Db, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { BASE, makeModel, query, req, runStoreContract, widget } from './contract.js';
+import { BASE, makeModel, query, req, runStoreContract, until, widget } from './contract.js';
 import { createMongoStore } from '../../src/store/mongo/index.js';
 import { collectionNames, encodeObject } from '../../src/store/mongo/document.js';
 import { FeedWriter, FERRET_SEGMENT, MongoChangeLog, pad, SEGMENT } from '../../src/store/mongo/feed.js';
@@ -433,11 +433,6 @@ async function segmentSize(db: Db, key: string): Promise<bigint> {
   return BigInt(rec!.n);
 }
 
-/** Waits until `cond` holds or `ms` pass; the assertion after it says what was missing. */
-async function until(cond: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-}
 
 /** Watches `ms` from its current position, recording each change as `TYPE name`. */
 async function recordChanges(ms: ModelStore): Promise<{ got: string[]; unsub: () => void }> {

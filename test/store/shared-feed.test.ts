@@ -13,7 +13,7 @@ import { openDatabase, type DB } from '../../src/store/embedded/sqlite.js';
 import { DEFAULT_RETENTION, SharedFeed, type ChangeLog, type LogRead } from '../../src/store/feed/index.js';
 import { StoreError } from '../../src/store/errors.js';
 import type { ChangeEvent } from '../../src/store/types.js';
-import { widget } from './contract.js';
+import { until, widget } from './contract.js';
 
 /** The real log; `holdNextRead()` makes the next read run, but keeps its answer until released. */
 class HeldLog implements ChangeLog {
@@ -59,11 +59,6 @@ class HeldLog implements ChangeLog {
   }
 }
 
-/** Waits until `cond` holds or `ms` pass; the assertion after it says what was missing. */
-async function until(cond: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
-}
 
 describe('shared feed above the embedded change log', () => {
   const cleanups: (() => Promise<void>)[] = [];

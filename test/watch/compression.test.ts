@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPRESS_FOR } from '../../src/rest/watch-frames.js';
 import { adminAuth, call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { MERGE, openWatch, person, PERSONS, type Watcher } from './helpers.js';
+import { MERGE, openWatch, person, PERSONS, write, type Watcher } from './helpers.js';
 
 const LABEL = 'people.example.com/zip';
 const bytesRead = (w: Watcher) => (w.ws as unknown as { _socket: { bytesRead: number } })._socket.bytesRead;
@@ -47,10 +47,10 @@ describe('compressed watch batches (embedded)', () => {
 
     // Writes 16 at a time, so that reads of the feed carry several changes each (joined batches).
     const names = Array.from({ length: 240 }, (_, i) => `zip-${i}`);
-    await pool(names, 16, (n) => write(n, 'POST', PERSONS, person(n, { [LABEL]: 'yes' }, 20)));
-    await pool(names.slice(0, 120), 16, (n) => write(n, 'PATCH', `${PERSONS}/${n}`, { spec: { age: 40 } }, MERGE));
-    await pool(names.slice(60, 120), 16, (n) => write(n, 'PATCH', `${PERSONS}/${n}`, { metadata: { labels: { [LABEL]: 'no' } } }, MERGE));
-    await pool(names.slice(120, 200), 16, (n) => write(n, 'DELETE', `${PERSONS}/${n}`));
+    await pool(names, 16, (n) => write(gw, 'POST', PERSONS, person(n, { [LABEL]: 'yes' }, 20)));
+    await pool(names.slice(0, 120), 16, (n) => write(gw, 'PATCH', `${PERSONS}/${n}`, { spec: { age: 40 } }, MERGE));
+    await pool(names.slice(60, 120), 16, (n) => write(gw, 'PATCH', `${PERSONS}/${n}`, { metadata: { labels: { [LABEL]: 'no' } } }, MERGE));
+    await pool(names.slice(120, 200), 16, (n) => write(gw, 'DELETE', `${PERSONS}/${n}`));
     const total = 240 + 120 + 60 + 80;
 
     const all = [...zipped, noContext, plain];
@@ -76,8 +76,4 @@ describe('compressed watch batches (embedded)', () => {
     for (const w of [...all, ...few]) w.close();
   }, 120_000);
 
-  async function write(_n: string, method: string, path: string, b?: unknown, headers: Record<string, string> = {}) {
-    const r = await call(gw, method, path, b, { authorization: adminAuth, ...headers });
-    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status}`);
-  }
 });

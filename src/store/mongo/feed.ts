@@ -221,9 +221,7 @@ export class MongoChangeLog implements ChangeLog {
       const id = `seg:${this.key}`;
       let rec = await guard(() => this.meta.findOne({ _id: id }));
       if (!rec?.n) {
-        const prefix = `${this.base}.`;
-        const names = await guard(() => this.db.listCollections({}, { nameOnly: true }).toArray());
-        const legacy = names.some((c) => c.name.startsWith(prefix) && /^\d+$/.test(c.name.slice(prefix.length)));
+        const legacy = (await guard(() => this.listSegments())).length > 0;
         try {
           await guard(() => this.meta.updateOne({ _id: id }, { $setOnInsert: { n: Number(legacy ? SEGMENT : preferred) } }, { upsert: true }));
         } catch (e) {
@@ -236,6 +234,17 @@ export class MongoChangeLog implements ChangeLog {
     })();
     this.laidOut.catch(() => (this.laidOut = undefined)); // retried on the next open
     return this.laidOut;
+  }
+
+  /** The numbers of this feed's segment collections that exist, in order. */
+  private async listSegments(): Promise<bigint[]> {
+    const prefix = `${this.base}.`;
+    const names = await this.db.listCollections({}, { nameOnly: true }).toArray();
+    return names
+      .map((c) => c.name)
+      .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
+      .map((n) => BigInt(n.slice(prefix.length)))
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   private segmentOf(p: bigint): bigint {
@@ -516,13 +525,7 @@ export class MongoChangeLog implements ChangeLog {
     const headSeg = this.segmentOf(head);
     let segs: bigint[] = [];
     if (head % SPAN === 0n) {
-      const prefix = `${this.base}.`;
-      const names = await this.db.listCollections({}, { nameOnly: true }).toArray();
-      segs = names
-        .map((c) => c.name)
-        .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
-        .map((n) => BigInt(n.slice(prefix.length)))
-        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      segs = await this.listSegments();
     } else {
       for (let seg = this.segmentOf((await this.readFloor()) + 1n); seg < headSeg - 1n; seg++) segs.push(seg);
     }

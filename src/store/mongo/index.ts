@@ -110,11 +110,10 @@ class MongoStore implements Store {
     const names = collectionNames(model.key);
     const objects = this.db.collection<StoredDoc>(names.objects);
     const claims = new Claims(this.db.collection<ClaimDoc>(names.claims), objects);
-    const cas = await retryUnavailable(() =>
-      guard(async () => ((await this.isFerret()) ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims)) : atomicCas)),
-    );
+    const ferret = await retryUnavailable(() => guard(() => this.isFerret()));
+    const cas = ferret ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims)) : atomicCas;
     const f = this.feed(model.key, names.feed, objects);
-    const segment = this.options.feedSegment ? BigInt(this.options.feedSegment) : (await this.isFerret()) ? FERRET_SEGMENT : SEGMENT;
+    const segment = this.options.feedSegment ? BigInt(this.options.feedSegment) : ferret ? FERRET_SEGMENT : SEGMENT;
     await retryUnavailable(() => f.log.layout(segment));
     let route = this.routes.get(model.key);
     if (!route) this.routes.set(model.key, (route = { handles: new Set() }));
