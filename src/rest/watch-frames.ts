@@ -7,15 +7,21 @@
  *
  * Compressed (RFC 7692 permessage-deflate, which browsers offer on every WebSocket): a
  * compressing socket usually owns a deflate stream (ws keeps one of ~100–300 KB per socket and
- * compresses each message once per socket). Here a batch is compressed once for all sockets:
- * each message is deflated on its own, with the batch's previous message as preset dictionary,
- * and ends with a sync flush whose 4-byte tail `00 00 ff ff` is left off (§7.2.1). A client
- * keeps its LZ77 window from one compressed message to the next unless
- * `server_no_context_takeover` was agreed, so a reference into the previous message resolves
- * against the bytes the client has just inflated. No reference reaches before the batch, so
- * what a socket received earlier does not matter. The first message of a batch has no
- * dictionary. Watch events of one model share most of their text, so a message shrinks to
- * ~20 % of its size (bench/RESULTS.md "Watch").
+ * compresses each message once per socket). Here a batch is compressed once for all sockets,
+ * as one deflate stream started afresh for the batch: each message ends with a sync flush
+ * whose 4-byte tail `00 00 ff ff` is left off (§7.2.1), and the next message continues the
+ * stream. A client keeps its LZ77 window from one compressed message to the next unless
+ * `server_no_context_takeover` was agreed, so a reference into an earlier message of the batch
+ * resolves against bytes the client has just inflated. No reference reaches before the batch,
+ * so what a socket received earlier does not matter. Watch events of one model share most of
+ * their text, so a message shrinks to ~12 % of its size (bench/RESULTS.md "Watch").
+ *
+ * The compressor is pako's zlib port, one stream for the process, reset for each batch and
+ * writing into one reused output buffer. Node's zlib has no synchronous call that keeps a
+ * stream open: `deflateRawSync` per message built and freed a native zlib state (~40 KB,
+ * reported to V8 as external memory) for every event, and at a few thousand events per second
+ * that churn alone started a full garbage collection every ~250 ms (the watch bench's GC time
+ * per write went from ~3 to ~40 µs).
  *
  * A socket gets the compressed bytes when it agreed permessage-deflate without
  * `server_no_context_takeover` and with a window (`server_max_window_bits`, 15 when absent) of
@@ -23,7 +29,7 @@
  * sends its single events with `compress: false`). Uncompressed messages may always be sent,
  * so every other socket gets the plain frames.
  *
- * Deflating costs ~10–15 µs per message, once per batch. It pays only when many sockets share
+ * Deflating costs ~10 µs per message, once per batch. It pays only when many sockets share
  * the result, so a batch is compressed only when it goes to at least COMPRESS_FOR watchers
  * (the `audience` the feed reports: the size of the selector's group); the sockets of smaller
  * groups get plain frames.
@@ -32,7 +38,7 @@
  * out one event at a time through ws.
  */
 import { createRequire } from 'node:module';
-import { constants, deflateRawSync } from 'node:zlib';
+import { Z_DEFAULT_STRATEGY, Z_OK, Z_SYNC_FLUSH, ZStream, zlibDeflate, zlibDeflateInit2, zlibDeflateReset } from 'pako';
 import * as ops from '../operations/index.js';
 import type { WatchEvent } from '../operations/types.js';
 
@@ -51,9 +57,16 @@ const COMPRESSED_TEXT_FRAME = { ...TEXT_FRAME, rsv1: true };
  */
 export const JOIN_MAX_AVERAGE = 4 * 1024;
 
-/** The compressor's window: 4 KiB holds the previous message of any joined batch's typical event. */
+/**
+ * The compressor's window: 4 KiB holds the previous messages of a joined batch's typical event
+ * (what a receiver must keep: sockets that agreed a smaller window get plain frames).
+ */
 export const WINDOW_BITS = 12;
-const DEFLATE_OPTIONS = { windowBits: WINDOW_BITS, memLevel: 4, level: 1, finishFlush: constants.Z_SYNC_FLUSH };
+/** zlib's fastest level, and a small hash table: the messages are short and alike. */
+const LEVEL = 1;
+const MEM_LEVEL = 4;
+/** Size of the compressor's output buffer between batches (it grows for a larger batch, then shrinks back). */
+const OUT_BYTES = 64 * 1024;
 /** A batch is compressed when at least this many watchers receive it. */
 export const COMPRESS_FOR = 32;
 
@@ -103,19 +116,72 @@ function bytesOf(events: readonly WatchEvent[]): BatchBytes {
 }
 
 /**
- * Each payload deflated with the previous one as dictionary, as compressed text frames; null
- * if zlib ever ended a message otherwise than with a sync flush's empty stored block (the
- * receiver appends that block itself), which it does not.
+ * The process's batch compressor: one raw deflate stream (pako's low-level zlib API), reset for
+ * every batch, with an output buffer kept from one batch to the next.
  */
-function deflateFrames(payloads: Buffer[]): Buffer | null {
-  const parts: Buffer[] = [];
-  for (let i = 0; i < payloads.length; i++) {
-    const z = deflateRawSync(payloads[i]!, i === 0 ? DEFLATE_OPTIONS : { ...DEFLATE_OPTIONS, dictionary: payloads[i - 1]! });
-    if (z.length < 4 || !z.subarray(z.length - 4).equals(SYNC_TAIL)) return null;
-    parts.push(...frame(z.subarray(0, z.length - 4), COMPRESSED_TEXT_FRAME));
+class BatchDeflater {
+  private readonly strm = new ZStream();
+  private out = new Uint8Array(OUT_BYTES);
+  private readonly ok: boolean;
+
+  constructor() {
+    // negative window bits: a raw stream (no zlib header or checksum), as RFC 7692 wants
+    this.ok = zlibDeflateInit2(this.strm, LEVEL, 8, -WINDOW_BITS, MEM_LEVEL, Z_DEFAULT_STRATEGY) === Z_OK;
   }
-  return Buffer.concat(parts);
+
+  /**
+   * The payloads as compressed text frames, one message each, in one Buffer; null if zlib ever
+   * ended a message otherwise than with a sync flush's empty stored block (the receiver appends
+   * that block itself), which it does not.
+   */
+  frames(payloads: readonly Buffer[]): Buffer | null {
+    const strm = this.strm;
+    if (!this.ok || zlibDeflateReset(strm) !== Z_OK) return null;
+    strm.output = this.out;
+    strm.next_out = 0;
+    strm.avail_out = this.out.length;
+    const ends: number[] = [];
+    for (const p of payloads) {
+      // Room for the whole message even if it does not compress (zlib's bound: +5 bytes per
+      // stored block of 16 KiB) and the flush: one deflate call always finishes it.
+      this.reserve(p.length + (p.length >> 10) + 64);
+      strm.input = p;
+      strm.next_in = 0;
+      strm.avail_in = p.length;
+      const status = zlibDeflate(strm, Z_SYNC_FLUSH);
+      const end = strm.next_out;
+      if (status !== Z_OK || strm.avail_in !== 0 || strm.avail_out === 0 || !endsWithSyncTail(strm.output, end)) return null;
+      ends.push(end);
+    }
+    const out = strm.output;
+    const parts: Buffer[] = [];
+    let from = 0;
+    for (const end of ends) {
+      // The frames' Buffer.concat below copies: `out` is written over by the next batch.
+      parts.push(...frame(Buffer.from(out.buffer, out.byteOffset + from, end - 4 - from), COMPRESSED_TEXT_FRAME));
+      from = end;
+    }
+    const bytes = Buffer.concat(parts);
+    if (this.out.length > OUT_BYTES) this.out = new Uint8Array(OUT_BYTES);
+    return bytes;
+  }
+
+  /** Makes the output buffer hold at least `n` more bytes, keeping what it holds. */
+  private reserve(n: number): void {
+    const strm = this.strm;
+    if (strm.avail_out >= n) return;
+    const grown = new Uint8Array(Math.max(strm.output.length * 2, strm.next_out + n));
+    grown.set(strm.output.subarray(0, strm.next_out));
+    strm.output = this.out = grown;
+    strm.avail_out = grown.length - strm.next_out;
+  }
 }
+
+const endsWithSyncTail = (b: Uint8Array, end: number) =>
+  end >= 4 && b[end - 4] === SYNC_TAIL[0] && b[end - 3] === SYNC_TAIL[1] && b[end - 2] === SYNC_TAIL[2] && b[end - 1] === SYNC_TAIL[3];
+
+let deflater: BatchDeflater | undefined;
+const deflateFrames = (payloads: readonly Buffer[]) => (deflater ??= new BatchDeflater()).frames(payloads);
 
 /**
  * The batch as one Buffer of WebSocket frames for a socket of the given mode, `audience`

@@ -139,4 +139,34 @@ describe('shared feed above the embedded change log', () => {
     expect(lostB).toBeUndefined();
     expect(gotB).toEqual(['4 w4', '5 w5']);
   });
+  it('a backlog of several full reads reaches a group in one batch, at most `mergedReads` reads at a time', async () => {
+    const { db, log } = await openLog();
+    const feed = new SharedFeed(log, { pollMs: 20, batch: 100, mergedReads: 4 });
+    cleanups.push(async () => feed.close());
+    const batches: number[] = [];
+    const names: string[] = [];
+    const unsub = await feed.subscribe(undefined, () => undefined, undefined, {
+      gate: () => ({ key: 'all', pass: () => true }),
+      onBatch: (events) => {
+        batches.push(events.length);
+        names.push(...events.map((e) => e.object.metadata.name));
+      },
+    });
+    cleanups.push(async () => unsub());
+    /** `n` changes committed together: the poller finds them all at its next read. */
+    const burst = (tag: string, n: number) =>
+      db.transaction(() => {
+        for (let i = 0; i < n; i++) log.append('ADDED', JSON.stringify(widget(`${tag}-${i}`)), null);
+      })();
+
+    // 3½ reads' worth: one delivery, not four.
+    burst('a', 350);
+    await until(() => names.length >= 350, 5000);
+    expect(batches).toEqual([350]);
+    // 5½ reads' worth: four reads as one delivery, then the rest at once (the last read was full).
+    burst('b', 550);
+    await until(() => names.length >= 900, 5000);
+    expect(batches).toEqual([350, 400, 150]);
+    expect(names).toEqual([...Array.from({ length: 350 }, (_, i) => `a-${i}`), ...Array.from({ length: 550 }, (_, i) => `b-${i}`)]);
+  });
 });

@@ -4,11 +4,11 @@
  * socket per batch: the watch bench's "receiving every write" figure depends on it); a single
  * event or large events are not joined (undefined: sent one by one), which keeps the
  * slow-consumer test's RSS bound. Sockets that agreed permessage-deflate with context takeover
- * get the batch compressed once for all of them, each message with the previous one as
- * dictionary; these tests decode it the way an RFC 7692 client does (one inflate stream per
- * socket, its window kept across messages, `00 00 ff ff` appended to each).
+ * get the batch compressed once for all of them, as one deflate stream started afresh for the
+ * batch; these tests decode it the way an RFC 7692 client does (one inflate stream per socket,
+ * its window kept across messages, `00 00 ff ff` appended to each).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { constants, createInflateRaw, type InflateRaw } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { COMPRESS_FOR, frameModeOf, watchFrames, WINDOW_BITS } from '../../src/rest/watch-frames.js';
@@ -130,11 +130,14 @@ describe('watch batch bytes (WebSocket)', () => {
     try {
       const want: string[] = [];
       const got: string[] = [];
-      for (let round = 0; round < 6; round++) {
-        // batches of 2–200 events, some with events larger than the compressor's window
-        const batch = realistic([2, 200, 7, 64, 3, 120][round]!, `r${round}`);
+      for (let round = 0; round < 7; round++) {
+        // batches of 2–200 events, some with events larger than the compressor's window, one
+        // with an event larger than its output buffer between batches (64 KiB; it grows)
+        const batch = realistic([2, 200, 7, 64, 3, 120, 60][round]!, `r${round}`);
         if (round === 3) batch[1] = { ...batch[1]!, object: { ...batch[1]!.object, spec: { note: 'y'.repeat(2 ** WINDOW_BITS + 500) } } as never };
+        if (round === 6) batch[5] = { ...batch[5]!, object: { ...batch[5]!.object, spec: { note: randomBytes(90_000).toString('base64') } } as never };
         const bytes = watchFrames(batch, 'deflate', COMPRESS_FOR)!;
+        expect(rawFrames(bytes).map(([op]) => op)).toEqual(batch.map(() => 0xc1)); // all compressed
         got.push(...(await rx.messages(bytes)));
         // No reference reaches before the batch: a receiver that saw nothing earlier, with the
         // smallest window a socket may have agreed (server_max_window_bits = WINDOW_BITS), decodes it too.

@@ -11,14 +11,15 @@
  *
  * Coalescing: after a read that delivered changes, the next one waits until the delivery window
  * has passed, so a stream of writes is delivered in reads of everything committed meanwhile
- * and each subscriber's socket write carries many events. A socket write costs ~10 µs whatever
- * it carries (loopback, 2-core machine; bench/RESULTS.md "Watch"), so the window grows with the
- * subscribers: subscribers × reads per second stays under `fanoutWritesPerSecond` (4,000:
- * 1,000 watchers → a read per 250 ms at most while changes stream in; 100 watchers → 25 ms),
- * never above `maxWindowMs`. At 10,000 the socket writes of 1,000 watchers alone took ~70 µs
- * of every write of a gateway writing ~1,500 objects/s (the watch bench's "receiving every
- * write" ratio 0.6 instead of 0.7–0.8), for a delivery delay p99 of ~100 ms instead of ~270 ms.
- * A lone write after a quiet window is delivered at once.
+ * and each subscriber's socket write carries many events. A socket write costs ~10–20 µs plus
+ * ~1 ns per byte (loopback, 2-core machine; bench/RESULTS.md "Watch"), so the window grows with
+ * the subscribers: subscribers × reads per second stays under `fanoutWritesPerSecond` (2,000:
+ * 1,000 watchers → a read per 500 ms at most while changes stream in; 100 watchers → 50 ms),
+ * never above `maxWindowMs`. With 4,000 (250 ms) the watch bench's "receiving every write"
+ * ratio was ~0.75 instead of ~0.83, for a delivery delay p99 of ~250 ms instead of ~500 ms.
+ * The backlog of one window can exceed one read (`batch`): up to `mergedReads` full reads in a
+ * row leave as one delivery (readMerged), since two reads per window meant two socket writes
+ * per subscriber. A lone write after a quiet window is delivered at once.
  *
  * Fan-out groups (WatchHints in ../types.ts): subscribers that give a gate are kept per gate
  * key once they stand at the poller's position. Each read is tested once per key, and the
@@ -31,18 +32,20 @@ import { expired, parsePosition, type ChangeLog } from './change-log.js';
 
 /** The delivery window for `subscribers` subscribers (see "Coalescing" above), ms. */
 export function deliveryWindowMs(subscribers: number, opts: SharedFeedOptions = {}): number {
-  return Math.min(opts.maxWindowMs ?? 250, (subscribers * 1000) / (opts.fanoutWritesPerSecond ?? 4_000));
+  return Math.min(opts.maxWindowMs ?? 500, (subscribers * 1000) / (opts.fanoutWritesPerSecond ?? 2_000));
 }
 
 export interface SharedFeedOptions {
   /** Poll interval while anyone subscribes. Default 50 ms. */
   pollMs?: number;
-  /** Budget of subscriber deliveries (socket writes) per second that sets the window. Default 4,000. */
+  /** Budget of subscriber deliveries (socket writes) per second that sets the window. Default 2,000. */
   fanoutWritesPerSecond?: number;
-  /** Longest delivery window. Default 250 ms. */
+  /** Longest delivery window. Default 500 ms. */
   maxWindowMs?: number;
   /** Changes read per query. Default 500. */
   batch?: number;
+  /** Full reads in a row the poller delivers as one (see readMerged). Default 4. */
+  mergedReads?: number;
 }
 
 interface Subscriber {
@@ -82,6 +85,7 @@ export class SharedFeed {
   private readonly pollMs: number;
   private readonly opts: SharedFeedOptions;
   private readonly batch: number;
+  private readonly mergedReads: number;
 
   constructor(
     private readonly log: ChangeLog,
@@ -90,6 +94,7 @@ export class SharedFeed {
     this.pollMs = opts.pollMs ?? 50;
     this.opts = opts;
     this.batch = opts.batch ?? 500;
+    this.mergedReads = opts.mergedReads ?? 4;
   }
 
   async resourceVersion(): Promise<string> {
@@ -226,11 +231,11 @@ export class SharedFeed {
     const from = this.cursor;
     let full = false;
     try {
-      const { events, through } = await this.log.read(from, this.batch);
+      const { events, through, more } = await this.readMerged(from);
       // Everyone left and someone subscribed while this read ran: the feed restarted at another
       // position, and this read belongs to the old one.
       if (this.cursor === from) {
-        full = through - from >= BigInt(this.batch);
+        full = more;
         if (events.length) this.deliveredAt = started;
         this.deliverLive(events);
         // Past aborted writes too, so a run of them is not read again.
@@ -255,6 +260,25 @@ export class SharedFeed {
     const next = full ? performance.now() : Math.max(this.windowEnd(), Math.min(this.againAt ?? Infinity, performance.now() + this.pollMs));
     this.againAt = undefined;
     this.schedule(next);
+  }
+
+  /**
+   * Reads from `from` on, up to `mergedReads` full reads in a row, as one delivery: a backlog
+   * larger than one read (a fast writer's changes over one delivery window) leaves in one
+   * socket write per subscriber instead of one per read. `more`: the last read was full.
+   */
+  private async readMerged(from: bigint): Promise<{ events: ChangeEvent[]; through: bigint; more: boolean }> {
+    const limit = BigInt(this.batch);
+    let { events, through } = await this.log.read(from, this.batch);
+    let more = through - from >= limit;
+    for (let n = 1; more && n < this.mergedReads && this.cursor === from; n++) {
+      const at = through;
+      const next = await this.log.read(at, this.batch);
+      events = events.concat(next.events);
+      through = next.through;
+      more = through - at >= limit;
+    }
+    return { events, through, more };
   }
 
   /** Hands one read of the log to the groups, then to the loose subscribers. */
