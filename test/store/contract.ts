@@ -971,7 +971,7 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
           expect(reads.length, `${reads.length} reads in ${elapsed.toFixed(0)} ms`).toBeLessThanOrEqual(Math.ceil(elapsed / 500) + 2);
           expect(reads.length).toBeLessThan(30);
           // quiet for longer than the window: the next write is not held back
-          await sleep(400);
+          await sleep(deliveryWindowMs(1000) + 150);
           const before = got.length;
           const t1 = performance.now();
           await ms.create(widget('lone', { color: 'red' }));
