@@ -638,6 +638,7 @@ async function benchWatchStore(o: BenchOptions, kind: StoreKind): Promise<WatchB
     seconds: o.watchSeconds,
     pin: o.pin,
     deflate: o.watchDeflate,
+    cycles: o.watchCycles,
     concurrency: o.concurrency,
     cpuProfDir: o.cpuProfDir ? await freshDir(resolve(o.cpuProfDir, `watched-gateway-${kind}`)) : undefined,
   });

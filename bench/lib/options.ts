@@ -37,6 +37,7 @@ export interface BenchOptions {
   pin: boolean;
   /** Watch benchmark: the watchers offer permessage-deflate, as browsers do. */
   watchDeflate: boolean;
+  watchCycles: number;
   /**
    * Change-log retention (embedded, bench/lib/feed-history-bench.ts): after everything else (on),
    * alone (only), or not (off, the default).
@@ -62,6 +63,7 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --watchers=1000              BENCH_WATCHERS         WebSocket watchers on the watched gateway
   --watch-rate=500             BENCH_WATCH_RATE       writes/s offered in the delivery phase
   --watch-seconds=5            BENCH_WATCH_SECONDS    length of each write phase of the watch benchmark
+  --watch-cycles=3             BENCH_WATCH_CYCLES     rounds of no watcher / watchers open (ratios: median round)
   --pin                        BENCH_PIN=1            watch benchmark: watched gateway on CPU 0, watch clients + writing gateway on CPU 1 (taskset)
   --no-watch-deflate           BENCH_WATCH_DEFLATE=0  watch benchmark: watchers do not offer permessage-deflate (browsers do)
   --feed-history=off|on|only   BENCH_FEED_HISTORY     embedded: create throughput, empty change log vs after 100,000 prior writes (~1 min; default off; only = alone)
@@ -96,6 +98,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
       watchers: { type: 'string' },
       'watch-rate': { type: 'string' },
       'watch-seconds': { type: 'string' },
+      'watch-cycles': { type: 'string' },
       pin: { type: 'boolean' },
       'no-watch-deflate': { type: 'boolean' },
       'feed-history': { type: 'string' },
@@ -140,6 +143,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     watchers: int('BENCH_WATCHERS', get('watchers', 'BENCH_WATCHERS', '1000')),
     watchRate: int('BENCH_WATCH_RATE', get('watch-rate', 'BENCH_WATCH_RATE', '500')),
     watchSeconds: int('BENCH_WATCH_SECONDS', get('watch-seconds', 'BENCH_WATCH_SECONDS', '5')),
+    watchCycles: int('BENCH_WATCH_CYCLES', get('watch-cycles', 'BENCH_WATCH_CYCLES', '3')),
     pin: values.pin ?? (env.BENCH_PIN !== undefined && env.BENCH_PIN !== '' && env.BENCH_PIN !== '0'),
     watchDeflate: !(values['no-watch-deflate'] ?? env.BENCH_WATCH_DEFLATE === '0'),
     feedHistory: mode('BENCH_FEED_HISTORY', get('feed-history', 'BENCH_FEED_HISTORY', 'off')),
