@@ -318,6 +318,21 @@ describe('mongodb adapter internals', () => {
     }
   });
 
+  it('a read of the feed reports about how many bytes of objects it holds (the poller merges reads under a budget)', async () => {
+    const model = makeModel();
+    const ms = await store.model(model);
+    const created = [await ms.create(widget('bytes-1')), await ms.create(widget('bytes-2', { note: 'x'.repeat(5000) }))];
+    const db = client.db(database);
+    const colls = collectionNames(model.key);
+    const log = new MongoChangeLog(db, model.key, colls.feed, db.collection(colls.objects), new FeedWriter(db), DEFAULT_RETENTION);
+    await log.layout(SEGMENT); // the size the store recorded for this feed
+    const read = await log.read(0n, 10);
+    expect(read.events.map((e) => e.object.metadata.name)).toEqual(['bytes-1', 'bytes-2']);
+    const text = created.reduce((n, o) => n + JSON.stringify(o).length, 0);
+    expect(read.bytes).toBeGreaterThan(text * 0.9);
+    expect(read.bytes).toBeLessThan(text * 1.1);
+  });
+
   it('an object write the client gave up on is confirmed when it landed, aborted when it did not, and the feed moves on', async () => {
     // Step 2 given up (e.g. its time bound passed) while the server may still carry it out: the
     // writer cannot abort the entry at once (the object may be there) nor leave it pending for

@@ -169,4 +169,23 @@ describe('shared feed above the embedded change log', () => {
     expect(batches).toEqual([350, 400, 150]);
     expect(names).toEqual([...Array.from({ length: 350 }, (_, i) => `a-${i}`), ...Array.from({ length: 550 }, (_, i) => `b-${i}`)]);
   });
+
+  it('large objects are not merged past `mergedBytes`: a read at a time once the budget is used', async () => {
+    const { db, log } = await openLog();
+    const feed = new SharedFeed(log, { pollMs: 20, batch: 10, mergedReads: 4, mergedBytes: 300_000 });
+    cleanups.push(async () => feed.close());
+    const batches: number[] = [];
+    const unsub = await feed.subscribe(undefined, () => undefined, undefined, {
+      gate: () => ({ key: 'all', pass: () => true }),
+      onBatch: (events) => void batches.push(events.length),
+    });
+    cleanups.push(async () => unsub());
+    // 35 changes of ~20 KB: a read of 10 holds ~200 KB, so a second read is merged (under
+    // 300 KB before it) and a third is not.
+    db.transaction(() => {
+      for (let i = 0; i < 35; i++) log.append('ADDED', JSON.stringify({ ...widget(`big-${i}`), spec: { note: 'x'.repeat(20_000) } }), null);
+    })();
+    await until(() => batches.reduce((a, b) => a + b, 0) >= 35, 5000);
+    expect(batches).toEqual([20, 15]);
+  });
 });

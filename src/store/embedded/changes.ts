@@ -160,7 +160,9 @@ export class EmbeddedChangeLog implements ChangeLog {
 
   async read(after: bigint, limit: number): Promise<LogRead> {
     const rows = guard(() => this.st.read.all(this.slot, after, limit)) as ChangeRow[];
+    let bytes = 0;
     const events = rows.map((r) => {
+      bytes += r.object.length + (r.previous?.length ?? 0);
       const object = JSON.parse(r.object) as ApiObject;
       const e: ChangeEvent = { type: r.type, object, resourceVersion: String(r.pos) };
       if (r.type === 'DELETED') e.previous = JSON.parse(r.object) as ApiObject;
@@ -169,7 +171,7 @@ export class EmbeddedChangeLog implements ChangeLog {
     });
     // Only committed changes are stored (at increasing positions): `limit` rows span at least
     // `limit` positions, so a full read is seen as one.
-    return { events, through: rows.length ? BigInt(rows[rows.length - 1]!.pos) : after };
+    return { events, through: rows.length ? BigInt(rows[rows.length - 1]!.pos) : after, bytes };
   }
 
   async head(): Promise<bigint> {

@@ -15,6 +15,11 @@ export interface LogRead {
    * `events`, the others were aborted writes. At least the last event's position.
    */
   through: bigint;
+  /**
+   * About how many bytes of stored objects the read holds (objects before and after), for the
+   * poller's merge budget. Absent when the adapter cannot tell cheaply.
+   */
+  bytes?: number;
 }
 
 export interface ChangeLog {

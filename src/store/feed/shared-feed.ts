@@ -18,7 +18,9 @@
  * never above `maxWindowMs`. With 4,000 (250 ms) the watch bench's "receiving every write"
  * ratio was ~0.75 instead of ~0.83, for a delivery delay p99 of ~250 ms instead of ~500 ms.
  * The backlog of one window can exceed one read (`batch`): up to `mergedReads` full reads in a
- * row leave as one delivery (readMerged), since two reads per window meant two socket writes
+ * row leave as one delivery (readMerged), while what was read stays under `mergedBytes` of
+ * stored objects (large objects are delivered a read at a time, as before merging existed),
+ * since two reads per window meant two socket writes
  * per subscriber. A lone write after a quiet window is delivered at once.
  *
  * Fan-out groups (WatchHints in ../types.ts): subscribers that give a gate are kept per gate
@@ -46,6 +48,8 @@ export interface SharedFeedOptions {
   batch?: number;
   /** Full reads in a row the poller delivers as one (see readMerged). Default 4. */
   mergedReads?: number;
+  /** No further read is merged once the reads so far hold this many bytes of objects. Default 8 MiB. */
+  mergedBytes?: number;
 }
 
 interface Subscriber {
@@ -86,6 +90,7 @@ export class SharedFeed {
   private readonly opts: SharedFeedOptions;
   private readonly batch: number;
   private readonly mergedReads: number;
+  private readonly mergedBytes: number;
 
   constructor(
     private readonly log: ChangeLog,
@@ -95,6 +100,7 @@ export class SharedFeed {
     this.opts = opts;
     this.batch = opts.batch ?? 500;
     this.mergedReads = opts.mergedReads ?? 4;
+    this.mergedBytes = opts.mergedBytes ?? 8 * 2 ** 20;
   }
 
   async resourceVersion(): Promise<string> {
@@ -263,19 +269,21 @@ export class SharedFeed {
   }
 
   /**
-   * Reads from `from` on, up to `mergedReads` full reads in a row, as one delivery: a backlog
+   * Reads from `from` on, up to `mergedReads` full reads in a row (and no further read once
+   * `mergedBytes` of objects are in hand), as one delivery: a backlog
    * larger than one read (a fast writer's changes over one delivery window) leaves in one
    * socket write per subscriber instead of one per read. `more`: the last read was full.
    */
   private async readMerged(from: bigint): Promise<{ events: ChangeEvent[]; through: bigint; more: boolean }> {
     const limit = BigInt(this.batch);
-    let { events, through } = await this.log.read(from, this.batch);
+    let { events, through, bytes = 0 } = await this.log.read(from, this.batch);
     let more = through - from >= limit;
-    for (let n = 1; more && n < this.mergedReads && this.cursor === from; n++) {
+    for (let n = 1; more && n < this.mergedReads && bytes < this.mergedBytes && this.cursor === from; n++) {
       const at = through;
       const next = await this.log.read(at, this.batch);
       events = events.concat(next.events);
       through = next.through;
+      bytes += next.bytes ?? 0;
       more = through - at >= limit;
     }
     return { events, through, more };

@@ -81,6 +81,8 @@ export function indexFields(
 export type EncodedObject = string;
 export const encodeObject = (obj: ApiObject): EncodedObject => JSON.stringify(obj);
 export const decodeObject = (o: EncodedObject): ApiObject => JSON.parse(o) as ApiObject;
+/** About how many bytes an encoded object takes (the feed's read budget). */
+export const encodedSize = (o: EncodedObject): number => o.length;
 
 export function toDoc(model: StorageModel, obj: ApiObject, g: string, f?: string): StoredDoc {
   return { _id: obj.metadata.name, v: obj.metadata.version ?? 0, g, o: encodeObject(obj), f, ...indexFields(model, obj) };

@@ -52,7 +52,7 @@ import { StoreError } from '../errors.js';
 import { expired, type ChangeLog, type FeedRetention, type LogRead } from '../feed/index.js';
 import type { ApiObject } from '../object.js';
 import type { ChangeEvent, WatchEventType } from '../types.js';
-import { decodeObject, encodeObject, type EncodedObject, type StoredDoc } from './document.js';
+import { decodeObject, encodedSize, encodeObject, type EncodedObject, type StoredDoc } from './document.js';
 import { within } from './bounded.js';
 import { guard, isDuplicateKey } from './errors.js';
 
@@ -553,13 +553,16 @@ export class MongoChangeLog implements ChangeLog {
 
   async read(after: bigint, limit: number): Promise<LogRead> {
     const events: ChangeEvent[] = [];
+    let bytes = 0;
     // Aborted entries and filled holes count towards `limit` and move `through` on, so a run of
     // them longer than a read is walked past, not read again and again.
     const through = await this.walk(after, limit, (d) => {
-      if (d.s === 'c') events.push(toEvent(d));
+      if (d.s !== 'c') return;
+      events.push(toEvent(d));
+      bytes += encodedSize(d.o) + (d.b !== undefined ? encodedSize(d.b) : 0);
     });
     if (!events.length && after < (await this.floor())) throw expired(String(after));
-    return { events, through };
+    return { events, through, bytes };
   }
 
   async head(): Promise<bigint> {
