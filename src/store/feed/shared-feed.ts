@@ -17,11 +17,10 @@
  * 1,000 watchers → a read per 500 ms at most while changes stream in; 100 watchers → 50 ms),
  * never above `maxWindowMs`. With 4,000 (250 ms) the watch bench's "receiving every write"
  * ratio was ~0.75 instead of ~0.83, for a delivery delay p99 of ~250 ms instead of ~500 ms.
- * The backlog of one window can exceed one read (`batch`): up to `mergedReads` full reads in a
- * row leave as one delivery (readMerged), while what was read stays under `mergedBytes` of
- * stored objects (large objects are delivered a read at a time, as before merging existed),
- * since two reads per window meant two socket writes
- * per subscriber. A lone write after a quiet window is delivered at once.
+ * The backlog of one window can exceed one read (`batch`): two reads per window meant two
+ * socket writes per subscriber, so up to `mergedReads` full reads in a row leave as one
+ * delivery (readMerged), while what was read stays under `mergedBytes` of stored objects
+ * (large objects go a read at a time). A lone write after a quiet window is delivered at once.
  *
  * Fan-out groups (WatchHints in ../types.ts): subscribers that give a gate are kept per gate
  * key once they stand at the poller's position. Each read is tested once per key, and the
@@ -270,9 +269,9 @@ export class SharedFeed {
 
   /**
    * Reads from `from` on, up to `mergedReads` full reads in a row (and no further read once
-   * `mergedBytes` of objects are in hand), as one delivery: a backlog
-   * larger than one read (a fast writer's changes over one delivery window) leaves in one
-   * socket write per subscriber instead of one per read. `more`: the last read was full.
+   * `mergedBytes` of objects are in hand), as one delivery: a backlog larger than one read (a
+   * fast writer's changes over one delivery window) leaves in one socket write per subscriber
+   * instead of one per read. `more`: the last read was full.
    */
   private async readMerged(from: bigint): Promise<{ events: ChangeEvent[]; through: bigint; more: boolean }> {
     const limit = BigInt(this.batch);

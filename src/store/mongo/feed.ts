@@ -201,14 +201,14 @@ export class MongoChangeLog implements ChangeLog {
     private readonly objects: Collection<StoredDoc>,
     private readonly writer: FeedWriter,
     private readonly retention: FeedRetention,
-    /** Positions per segment: recorded per feed, see layout(). */
-    private seg: bigint = SEGMENT,
     /** Time bound of the writer side's operations, which run inside requests (bounded.ts). */
     private readonly opMs?: number,
   ) {
     this.meta = db.collection<MetaDoc>(FEED_META);
   }
 
+  /** Positions per segment: recorded per feed, settled by layout() before any use. */
+  private seg = SEGMENT;
   private laidOut: Promise<void> | undefined;
 
   /**

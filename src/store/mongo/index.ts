@@ -148,16 +148,8 @@ class MongoStore implements Store {
   private feed(key: string, feedName: string, objects: Collection<StoredDoc>): { log: MongoChangeLog; feed: SharedFeed } {
     let f = this.feeds.get(key);
     if (!f) {
-      const log = new MongoChangeLog(
-        this.db,
-        key,
-        feedName,
-        objects,
-        this.writer,
-        this.retention,
-        undefined, // the segment size: settled by layout() in model()
-        this.options.operationTimeoutMS,
-      );
+      // Its segment size is settled by layout() in model().
+      const log = new MongoChangeLog(this.db, key, feedName, objects, this.writer, this.retention, this.options.operationTimeoutMS);
       const feed = new SharedFeed(log, this.options.feed);
       log.onSettled = () => feed.wake();
       this.feeds.set(key, (f = { log, feed }));
