@@ -641,6 +641,7 @@ async function benchWatchStore(o: BenchOptions, kind: StoreKind): Promise<WatchB
     cycles: o.watchCycles,
     concurrency: o.concurrency,
     cpuProfDir: o.cpuProfDir ? await freshDir(resolve(o.cpuProfDir, `watched-gateway-${kind}`)) : undefined,
+    clientsProfDir: o.cpuProfDir ? await freshDir(resolve(o.cpuProfDir, `watch-clients-${kind}`)) : undefined,
   });
 }
 

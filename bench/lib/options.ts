@@ -58,7 +58,7 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --min-requests=2×conc. [1×]  BENCH_MIN_REQUESTS     floor for the above
   --seed-concurrency=16        BENCH_SEED_CONCURRENCY creates in flight while seeding
   --page=1 --page-size=20      BENCH_PAGE, BENCH_PAGE_SIZE
-  --cpu-prof=DIR               BENCH_CPU_PROF         profile the gateway child (node --cpu-prof) into DIR
+  --cpu-prof=DIR               BENCH_CPU_PROF         profile the gateway child (node --cpu-prof) into DIR (and the watch clients)
   --watch=on|off|only          BENCH_WATCH            the watch benchmark after (on), instead of (only) or without (off) the list one
   --watchers=1000              BENCH_WATCHERS         WebSocket watchers on the watched gateway
   --watch-rate=500             BENCH_WATCH_RATE       writes/s offered in the delivery phase

@@ -51,6 +51,8 @@ export interface WatchBenchOptions {
   drainSeconds?: number;
   /** When set, the watched gateway runs with --cpu-prof writing into this directory. */
   cpuProfDir?: string;
+  /** When set, the watch clients' processes run with --cpu-prof writing into this directory. */
+  clientsProfDir?: string;
   /** Pin the watched gateway to CPU 0, the watch clients and the writing gateway to CPU 1. */
   pin?: boolean;
   /** The watchers offer permessage-deflate (default true, as browsers do). */
@@ -304,7 +306,7 @@ export async function benchWatch(o: WatchBenchOptions, log: (line: string) => vo
     let perWatcher = 0;
     /** Opens the watchers in a fresh clients process, at the feed's current position. */
     const openWatchers = async (): Promise<BenchChild> => {
-      const c = await BenchChild.start('watch clients', 'watch-clients-child.ts', {}, []);
+      const c = await BenchChild.start('watch clients', 'watch-clients-child.ts', {}, o.clientsProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.clientsProfDir}`] : []);
       if (o.pin) pinTo(c, 1);
       const start = JSON.parse((await writer.request({ method: 'GET', path: `${COLLECTION_PATH}?size=1` }, auth)).body.toString()) as { resourceVersion: string };
       const url = `${watched.url.replace(/^http/, 'ws')}${COLLECTION_PATH}?labelSelector=${encodeURIComponent(`${LABEL}=watch`)}&resourceVersion=${start.resourceVersion}`;
