@@ -188,4 +188,55 @@ describe('shared feed above the embedded change log', () => {
     await until(() => batches.reduce((a, b) => a + b, 0) >= 35, 5000);
     expect(batches).toEqual([20, 15]);
   });
+  it('a fan-out gives the event loop turns between slices; members joining or leaving meanwhile get each change once, in order', async () => {
+    const { db, log } = await openLog();
+    // sliceMs 0: a turn of the event loop after every member.
+    const feed = new SharedFeed(log, { pollMs: 20, sliceMs: 0 });
+    cleanups.push(async () => feed.close());
+    const burst = (tag: string, n: number) =>
+      db.transaction(() => {
+        for (let i = 0; i < n; i++) log.append('ADDED', JSON.stringify(widget(`${tag}-${i}`)), null);
+      })();
+    const trace: string[] = [];
+    const got = new Map<string, string[]>();
+    const unsubs = new Map<string, () => void>();
+    let onFirst: (() => void) | undefined;
+    const member = async (id: string) => {
+      got.set(id, []);
+      const unsub = await feed.subscribe(undefined, () => undefined, undefined, {
+        gate: () => ({ key: 'all', pass: () => true }),
+        onBatch: (events) => {
+          trace.push(id);
+          got.get(id)!.push(...events.map((e) => e.object.metadata.name));
+          const first = onFirst;
+          onFirst = undefined;
+          first?.();
+        },
+      });
+      unsubs.set(id, unsub);
+      cleanups.push(async () => unsub());
+    };
+    for (const id of ['m0', 'm1', 'm2', 'm3', 'm4']) await member(id);
+
+    // While the first member handles the read: an immediate is queued, m3 leaves, f joins (at
+    // the head, after this read), and more changes commit.
+    onFirst = () => {
+      setImmediate(() => trace.push('turn'));
+      unsubs.get('m3')!();
+      void member('f');
+      burst('b', 2);
+    };
+    burst('a', 3);
+    await until(() => got.get('m4')!.includes('b-1') && (got.get('f') ?? []).includes('b-1'), 5000);
+
+    // The immediate ran before the fan-out of the first read was over.
+    const firstRound = trace.slice(0, trace.indexOf('m4') + 1);
+    expect(firstRound[0]).toBe('m0');
+    expect(firstRound).toContain('turn');
+    const a = ['a-0', 'a-1', 'a-2'];
+    const b = ['b-0', 'b-1'];
+    for (const id of ['m0', 'm1', 'm2', 'm4']) expect(got.get(id)).toEqual([...a, ...b]);
+    expect(got.get('m3')).toEqual([]);
+    expect(got.get('f')).toEqual(b);
+  });
 });
