@@ -201,10 +201,10 @@ describe('shared feed above the embedded change log', () => {
     const got = new Map<string, string[]>();
     const unsubs = new Map<string, () => void>();
     let onFirst: (() => void) | undefined;
-    const member = async (id: string) => {
+    const member = async (id: string, key = 'all') => {
       got.set(id, []);
       const unsub = await feed.subscribe(undefined, () => undefined, undefined, {
-        gate: () => ({ key: 'all', pass: () => true }),
+        gate: () => ({ key, pass: () => true }),
         onBatch: (events) => {
           trace.push(id);
           got.get(id)!.push(...events.map((e) => e.object.metadata.name));
@@ -217,17 +217,22 @@ describe('shared feed above the embedded change log', () => {
       cleanups.push(async () => unsub());
     };
     for (const id of ['m0', 'm1', 'm2', 'm3', 'm4']) await member(id);
+    // A second selector's group, whose turn comes after the first's.
+    await member('o0', 'other');
 
-    // While the first member handles the read: an immediate is queued, m3 leaves, f joins (at
-    // the head, after this read), and more changes commit.
+    // While the first member handles the read: an immediate is queued, m3 leaves, f and g join
+    // (at the head, after this read; g in the group whose turn is still to come), and more
+    // changes commit.
     onFirst = () => {
       setImmediate(() => trace.push('turn'));
       unsubs.get('m3')!();
       void member('f');
+      void member('g', 'other');
       burst('b', 2);
     };
     burst('a', 3);
-    await until(() => got.get('m4')!.includes('b-1') && (got.get('f') ?? []).includes('b-1'), 5000);
+    const has = (id: string, name: string) => (got.get(id) ?? []).includes(name);
+    await until(() => ['m4', 'f', 'g', 'o0'].every((id) => has(id, 'b-1')), 5000);
 
     // The immediate ran before the fan-out of the first read was over.
     const firstRound = trace.slice(0, trace.indexOf('m4') + 1);
@@ -236,7 +241,9 @@ describe('shared feed above the embedded change log', () => {
     const a = ['a-0', 'a-1', 'a-2'];
     const b = ['b-0', 'b-1'];
     for (const id of ['m0', 'm1', 'm2', 'm4']) expect(got.get(id)).toEqual([...a, ...b]);
+    expect(got.get('o0')).toEqual([...a, ...b]);
     expect(got.get('m3')).toEqual([]);
     expect(got.get('f')).toEqual(b);
+    expect(got.get('g')).toEqual(b);
   });
 });

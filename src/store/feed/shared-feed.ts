@@ -300,10 +300,9 @@ export class SharedFeed {
    * Hands one read of the log to the groups, then to the loose subscribers, and moves the
    * poller's position to `through` (past aborted writes too, so a run of them is not read again).
    * The position moves first: whoever subscribes or catches up while the fan-out is under way
-   * stands after this read. The groups' members get it in slices of about `sliceMs` of work
-   * with a turn of the event loop between them (see "Fan-out slices" above); each group's
-   * members are taken when its turn comes, so one that joined meanwhile (after this read) is
-   * left out.
+   * stands after this read. The groups' members, as they are when the read arrives, get it in
+   * slices of about `sliceMs` of work with a turn of the event loop between them (see "Fan-out
+   * slices" above).
    */
   private async deliverLive(read: readonly ChangeEvent[], through: bigint): Promise<void> {
     if (this.cursor === undefined) return;
@@ -314,11 +313,14 @@ export class SharedFeed {
     this.cursor = through > last ? through : last;
     if (!events.length) return;
     const at = this.cursor;
+    // Who gets this read is settled now: whoever joins a group during the fan-out stands
+    // after it (the position moved above) and is left out.
+    const plan = [...this.groups.values()].map((g) => ({ gate: g.gate, members: [...g.members] }));
     let sliceStart = performance.now();
-    for (const g of [...this.groups.values()]) {
+    for (const g of plan) {
       const passed = passing(g.gate, events);
       if (!passed.length) continue;
-      const members = [...g.members];
+      const members = g.members;
       for (const s of members) {
         handBatch(s, passed, members.length);
         if (performance.now() - sliceStart < this.sliceMs) continue;
