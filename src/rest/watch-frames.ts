@@ -37,16 +37,13 @@
  * Only batches of several small events are joined at all (JOIN_MAX_AVERAGE); the others go
  * out one event at a time through ws.
  */
-import { createRequire } from 'node:module';
 import { Z_DEFAULT_STRATEGY, Z_OK, Z_SYNC_FLUSH, ZStream, zlibDeflate, zlibDeflateInit2, zlibDeflateReset } from 'pako';
 import * as ops from '../operations/index.js';
 import type { WatchEvent } from '../operations/types.js';
 
-/** ws's frame encoder (`WebSocket.Sender.frame`, not typed by @types/ws). */
-const { frame } = (createRequire(import.meta.url)('ws') as { Sender: { frame(data: Buffer, o: Record<string, unknown>): Buffer[] } }).Sender;
-const TEXT_FRAME = { fin: true, rsv1: false, opcode: 1, mask: false, readOnly: true };
-/** RSV1 marks a compressed message (RFC 7692 §6). */
-const COMPRESSED_TEXT_FRAME = { ...TEXT_FRAME, rsv1: true };
+/** First byte of a whole text frame (FIN, opcode 1); RSV1 added marks a compressed message (RFC 7692 §6). */
+const TEXT_FRAME = 0x81;
+const COMPRESSED_TEXT_FRAME = TEXT_FRAME | 0x40;
 
 /**
  * Only batches of several small events (at most this many bytes each on average) are joined
@@ -153,15 +150,18 @@ class BatchDeflater {
       if (status !== Z_OK || strm.avail_in !== 0 || strm.avail_out === 0 || !endsWithSyncTail(strm.output, end)) return null;
       ends.push(end);
     }
+    // Message k is out[ends[k-1], ends[k] - 4): its flush's tail left off. The frames are a copy:
+    // `out` is written over by the next batch.
     const out = strm.output;
-    const parts: Buffer[] = [];
-    let from = 0;
-    for (const end of ends) {
-      // The frames' Buffer.concat below copies: `out` is written over by the next batch.
-      parts.push(...frame(Buffer.from(out.buffer, out.byteOffset + from, end - 4 - from), COMPRESSED_TEXT_FRAME));
-      from = end;
+    let size = 0;
+    for (let k = 0, from = 0; k < ends.length; from = ends[k++]!) size += frameSize(ends[k]! - 4 - from);
+    const bytes = Buffer.allocUnsafe(size);
+    for (let k = 0, from = 0, at = 0; k < ends.length; from = ends[k++]!) {
+      const len = ends[k]! - 4 - from;
+      at = putHeader(bytes, at, COMPRESSED_TEXT_FRAME, len);
+      bytes.set(out.subarray(from, from + len), at);
+      at += len;
     }
-    const bytes = Buffer.concat(parts);
     if (this.out.length > OUT_BYTES) this.out = new Uint8Array(OUT_BYTES);
     return bytes;
   }
@@ -175,6 +175,37 @@ class BatchDeflater {
     strm.output = this.out = grown;
     strm.avail_out = grown.length - strm.next_out;
   }
+}
+
+/** Bytes of a frame with `len` payload bytes: unmasked, as a server sends (RFC 6455 §5.2). */
+const frameSize = (len: number) => len + (len < 126 ? 2 : len < 65536 ? 4 : 10);
+
+/** Writes a frame header for `len` payload bytes at `at`; returns where the payload goes. */
+function putHeader(b: Buffer, at: number, first: number, len: number): number {
+  b[at] = first;
+  if (len < 126) {
+    b[at + 1] = len;
+    return at + 2;
+  }
+  if (len < 65536) {
+    b[at + 1] = 126;
+    b.writeUInt16BE(len, at + 2);
+    return at + 4;
+  }
+  b[at + 1] = 127;
+  b.writeBigUInt64BE(BigInt(len), at + 2);
+  return at + 10;
+}
+
+/** The payloads as consecutive text frames, in one Buffer. */
+function textFrames(payloads: readonly Buffer[]): Buffer {
+  const bytes = Buffer.allocUnsafe(payloads.reduce((n, p) => n + frameSize(p.length), 0));
+  let at = 0;
+  for (const p of payloads) {
+    at = putHeader(bytes, at, TEXT_FRAME, p.length);
+    at += p.copy(bytes, at);
+  }
+  return bytes;
 }
 
 const endsWithSyncTail = (b: Uint8Array, end: number) =>
@@ -194,7 +225,7 @@ export function watchFrames(events: readonly WatchEvent[], mode: FrameMode = 'pl
     if (b.deflated === undefined) b.deflated = deflateFrames(b.payloads);
     if (b.deflated) return b.deflated;
   }
-  return (b.frames ??= Buffer.concat(b.payloads.flatMap((p) => frame(p, TEXT_FRAME))));
+  return (b.frames ??= textFrames(b.payloads));
 }
 
 /** The batch as newline-delimited JSON in one Buffer; undefined: write the events one by one. */

@@ -96,8 +96,9 @@ const realistic = (n: number, tag: string): WatchEvent[] =>
 
 describe('watch batch bytes (WebSocket)', () => {
   it('several small events: one Buffer of final text frames, one per event, in order, the same Buffer again for the same batch', () => {
-    // 500 small events (a full read of the feed) and sizes on both sides of the 126-byte header step
-    const batch = [event('a'), event('b', 200), ...Array.from({ length: 498 }, (_, i) => event(`p-${i}`, 150))];
+    // 500 small events (a full read of the feed), sizes on both sides of the 126-byte header
+    // step, and one event past 64 KiB (an 8-byte length) in a batch small on average
+    const batch = [event('a'), event('b', 200), event('z', 70_000), ...Array.from({ length: 497 }, (_, i) => event(`p-${i}`, 150))];
     const b = watchFrames(batch);
     expect(Buffer.isBuffer(b)).toBe(true);
     const got = frames(b!);
