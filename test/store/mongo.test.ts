@@ -17,6 +17,7 @@ import { StoreError } from '../../src/store/errors.js';
 import { compareVersions, isNewer } from '../../src/store/mongo/indexes.js';
 import { toFilter, toSort } from '../../src/store/mongo/query.js';
 import type { ModelStore, Store } from '../../src/store/types.js';
+import type { ApiObject } from '../../src/store/object.js';
 
 const url = inject('mongodbUrl');
 const newDatabase = () => `svc_t_${randomBytes(5).toString('hex')}`;
@@ -331,6 +332,39 @@ describe('mongodb adapter internals', () => {
     const text = created.reduce((n, o) => n + JSON.stringify(o).length, 0);
     expect(read.bytes).toBeGreaterThan(text * 0.9);
     expect(read.bytes).toBeLessThan(text * 1.1);
+  });
+
+  it('a read stops at its byte budget: the changes after it are left for the next read, none lost or repeated', async () => {
+    const model = makeModel();
+    const ms = await store.model(model);
+    const big = (i: number) => ({ ...widget(`big-${i}`), spec: { note: `${i}`.repeat(100_000) } }) as ApiObject;
+    for (let i = 0; i < 7; i++) await ms.create(big(i));
+    const db = client.db(database);
+    const colls = collectionNames(model.key);
+    const log = new MongoChangeLog(db, model.key, colls.feed, db.collection(colls.objects), new FeedWriter(db), DEFAULT_RETENTION);
+    await log.layout(SEGMENT);
+    const nameOf = (e: { object: ApiObject }) => e.object.metadata.name;
+    // ~100 KB per change: the third brings a read to 250,000 bytes or more.
+    const first = await log.read(0n, 500, 250_000);
+    expect(first.events.map(nameOf)).toEqual(['big-0', 'big-1', 'big-2']);
+    expect(first.more).toBe(true);
+    expect(first.through).toBe(BigInt(first.events[2]!.resourceVersion));
+    const all = [...first.events];
+    let at = first.through;
+    const sizes = [first.events.length];
+    for (let r = first; r.more; ) {
+      r = await log.read(at, 500, 250_000);
+      all.push(...r.events);
+      sizes.push(r.events.length);
+      at = r.through;
+    }
+    expect(sizes).toEqual([3, 3, 1]);
+    expect(all.map(nameOf)).toEqual(Array.from({ length: 7 }, (_, i) => `big-${i}`));
+    expect(all.map((e) => (e.object.spec as { note: string }).note.length)).toEqual(Array(7).fill(100_000));
+    // without a budget: one read
+    const whole = await log.read(0n, 500);
+    expect(whole.events).toHaveLength(7);
+    expect(whole.more).toBeFalsy();
   });
 
   it('an object write the client gave up on is confirmed when it landed, aborted when it did not, and the feed moves on', async () => {

@@ -34,10 +34,10 @@ class HeldLog implements ChangeLog {
     return { reached: r, release };
   }
 
-  async read(after: bigint, limit: number): Promise<LogRead> {
+  async read(after: bigint, limit: number, maxBytes?: number): Promise<LogRead> {
     const held = this.held;
     this.held = undefined;
-    const answer = await this.inner.read(after, limit);
+    const answer = await this.inner.read(after, limit, maxBytes);
     if (held) {
       held.reached(after);
       await held.released;
@@ -245,5 +245,48 @@ describe('shared feed above the embedded change log', () => {
     expect(got.get('m3')).toEqual([]);
     expect(got.get('f')).toEqual(b);
     expect(got.get('g')).toEqual(b);
+  });
+  it('a read stops at its byte budget, on the log and in the feed: live and catching-up subscribers still get every change once, in order', async () => {
+    const { db, log } = await openLog();
+    const big = (i: number) => JSON.stringify({ ...widget(`big-${i}`), spec: { note: `${i % 10}`.repeat(100_000) } });
+    db.transaction(() => {
+      for (let i = 0; i < 7; i++) log.append('ADDED', big(i), null);
+    })();
+    // The log: the change that brings a read to the budget is the last one read.
+    const first = await log.read(0n, 500, 250_000);
+    expect(first.events.map((e) => e.object.metadata.name)).toEqual(['big-0', 'big-1', 'big-2']);
+    expect(first.more).toBe(true);
+    expect(first.through).toBe(3n);
+    const rest = await log.read(first.through, 500, 250_000);
+    expect(rest.events.map((e) => e.object.metadata.name)).toEqual(['big-3', 'big-4', 'big-5']);
+    const last = await log.read(rest.through, 500, 250_000);
+    expect(last.events.map((e) => e.object.metadata.name)).toEqual(['big-6']);
+    expect(last.more).toBe(false);
+    expect((await log.read(0n, 500)).events).toHaveLength(7);
+
+    // The feed: a live group member and a subscriber resuming from 0 (catching up on its own).
+    const feed = new SharedFeed(log, { pollMs: 20, readBytes: 250_000, mergedReads: 1 });
+    cleanups.push(async () => feed.close());
+    const batches: number[] = [];
+    const live: string[] = [];
+    const unsubLive = await feed.subscribe(undefined, () => undefined, undefined, {
+      gate: () => ({ key: 'all', pass: () => true }),
+      onBatch: (events) => {
+        batches.push(events.length);
+        live.push(...events.map((e) => e.object.metadata.name));
+      },
+    });
+    cleanups.push(async () => unsubLive());
+    const resumed: string[] = [];
+    const unsubResumed = await feed.subscribe('0', (e) => void resumed.push(e.object.metadata.name));
+    cleanups.push(async () => unsubResumed());
+    db.transaction(() => {
+      for (let i = 7; i < 14; i++) log.append('ADDED', big(i), null);
+    })();
+    await until(() => live.length >= 7 && resumed.length >= 14, 5000);
+    const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `big-${from + i}`);
+    expect(live).toEqual(names(7, 14));
+    expect(batches).toEqual([3, 3, 1]);
+    expect(resumed).toEqual(names(0, 14));
   });
 });

@@ -158,20 +158,30 @@ export class EmbeddedChangeLog implements ChangeLog {
     );
   }
 
-  async read(after: bigint, limit: number): Promise<LogRead> {
-    const rows = guard(() => this.st.read.all(this.slot, after, limit)) as ChangeRow[];
+  async read(after: bigint, limit: number, maxBytes = Infinity): Promise<LogRead> {
+    const events: ChangeEvent[] = [];
     let bytes = 0;
-    const events = rows.map((r) => {
-      bytes += r.object.length + (r.previous?.length ?? 0);
-      const object = JSON.parse(r.object) as ApiObject;
-      const e: ChangeEvent = { type: r.type, object, resourceVersion: String(r.pos) };
-      if (r.type === 'DELETED') e.previous = JSON.parse(r.object) as ApiObject;
-      else if (r.previous !== null) e.previous = JSON.parse(r.previous) as ApiObject;
-      return e;
+    let through = after;
+    let more = false;
+    // Row by row: the rows after the byte budget are never fetched.
+    guard(() => {
+      for (const r of this.st.read.iterate(this.slot, after, limit) as IterableIterator<ChangeRow>) {
+        bytes += r.object.length + (r.previous?.length ?? 0);
+        const object = JSON.parse(r.object) as ApiObject;
+        const e: ChangeEvent = { type: r.type, object, resourceVersion: String(r.pos) };
+        if (r.type === 'DELETED') e.previous = JSON.parse(r.object) as ApiObject;
+        else if (r.previous !== null) e.previous = JSON.parse(r.previous) as ApiObject;
+        events.push(e);
+        through = BigInt(r.pos);
+        if (bytes >= maxBytes) {
+          more = events.length < limit;
+          break;
+        }
+      }
     });
     // Only committed changes are stored (at increasing positions): `limit` rows span at least
     // `limit` positions, so a full read is seen as one.
-    return { events, through: rows.length ? BigInt(rows[rows.length - 1]!.pos) : after, bytes };
+    return { events, through, bytes, more };
   }
 
   async head(): Promise<bigint> {

@@ -20,6 +20,11 @@ export interface LogRead {
    * poller's merge budget. Absent when the adapter cannot tell cheaply.
    */
   bytes?: number;
+  /**
+   * The read stopped at its byte budget (`maxBytes`) before `limit` positions: there may be
+   * more to read at once.
+   */
+  more?: boolean;
 }
 
 export interface ChangeLog {
@@ -28,8 +33,11 @@ export interface ChangeLog {
    * The answer is always a gap-free prefix: it stops before a position whose write is still in
    * progress (a "hole"), so a later read continues exactly there. A read that got through
    * `limit` positions (`through - after >= limit`) may have more to read at once.
+   * With `maxBytes`, the read also stops after the change whose objects (before and after)
+   * bring it to `maxBytes` or more, so one read never holds much more than that in memory
+   * (objects are up to 1 MiB each); at least one change is read.
    */
-  read(after: bigint, limit: number): Promise<LogRead>;
+  read(after: bigint, limit: number, maxBytes?: number): Promise<LogRead>;
   /** A position such that every change at or before it is committed (or aborted) and readable. */
   head(): Promise<bigint>;
   /**

@@ -51,6 +51,12 @@ export interface SharedFeedOptions {
   maxWindowMs?: number;
   /** Changes read per query. Default 500. */
   batch?: number;
+  /**
+   * A read also stops once it holds this many bytes of objects (before and after each change),
+   * live or catching up: 500 changes of 1 MiB objects would otherwise be ~1 GB in memory, for
+   * the poller and again for each resuming watcher. Default 8 MiB.
+   */
+  readBytes?: number;
   /** Full reads in a row the poller delivers as one (see readMerged). Default 4. */
   mergedReads?: number;
   /** No further read is merged once the reads so far hold this many bytes of objects. Default 8 MiB. */
@@ -96,6 +102,7 @@ export class SharedFeed {
   private readonly pollMs: number;
   private readonly opts: SharedFeedOptions;
   private readonly batch: number;
+  private readonly readBytes: number;
   private readonly mergedReads: number;
   private readonly mergedBytes: number;
   private readonly sliceMs: number;
@@ -107,6 +114,7 @@ export class SharedFeed {
     this.pollMs = opts.pollMs ?? 50;
     this.opts = opts;
     this.batch = opts.batch ?? 500;
+    this.readBytes = opts.readBytes ?? 8 * 2 ** 20;
     this.mergedReads = opts.mergedReads ?? 4;
     this.mergedBytes = opts.mergedBytes ?? 8 * 2 ** 20;
     this.sliceMs = opts.sliceMs ?? 2;
@@ -279,19 +287,21 @@ export class SharedFeed {
    * Reads from `from` on, up to `mergedReads` full reads in a row (and no further read once
    * `mergedBytes` of objects are in hand), as one delivery: a backlog larger than one read (a
    * fast writer's changes over one delivery window) leaves in one socket write per subscriber
-   * instead of one per read. `more`: the last read was full.
+   * instead of one per read. `more`: the last read was full (`limit` positions, or stopped at
+   * `readBytes`).
    */
   private async readMerged(from: bigint): Promise<{ events: ChangeEvent[]; through: bigint; more: boolean }> {
     const limit = BigInt(this.batch);
-    let { events, through, bytes = 0 } = await this.log.read(from, this.batch);
-    let more = through - from >= limit;
+    const first = await this.log.read(from, this.batch, this.readBytes);
+    let { events, through, bytes = 0 } = first;
+    let more = through - from >= limit || first.more === true;
     for (let n = 1; more && n < this.mergedReads && bytes < this.mergedBytes && this.cursor === from; n++) {
       const at = through;
-      const next = await this.log.read(at, this.batch);
+      const next = await this.log.read(at, this.batch, this.readBytes);
       events = events.concat(next.events);
       through = next.through;
       bytes += next.bytes ?? 0;
-      more = through - at >= limit;
+      more = through - at >= limit || next.more === true;
     }
     return { events, through, more };
   }
@@ -361,7 +371,7 @@ export class SharedFeed {
           return;
         }
         const before = sub.cursor;
-        const { events, through } = await this.log.read(before, this.batch);
+        const { events, through } = await this.log.read(before, this.batch, this.readBytes);
         if (sub.closed) return;
         for (const e of events) {
           const pos = BigInt(e.resourceVersion);

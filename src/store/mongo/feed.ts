@@ -551,18 +551,20 @@ export class MongoChangeLog implements ChangeLog {
 
   // ----- reader side ------------------------------------------------------------------------
 
-  async read(after: bigint, limit: number): Promise<LogRead> {
+  async read(after: bigint, limit: number, maxBytes = Infinity): Promise<LogRead> {
     const events: ChangeEvent[] = [];
     let bytes = 0;
+    let more = false;
     // Aborted entries and filled holes count towards `limit` and move `through` on, so a run of
     // them longer than a read is walked past, not read again and again.
     const through = await this.walk(after, limit, (d) => {
-      if (d.s !== 'c') return;
+      if (d.s !== 'c') return false;
       events.push(toEvent(d));
       bytes += encodedSize(d.o) + (d.b !== undefined ? encodedSize(d.b) : 0);
+      return (more = bytes >= maxBytes);
     });
     if (!events.length && after < (await this.floor())) throw expired(String(after));
-    return { events, through, bytes };
+    return { events, through, bytes, more: more && through - after < BigInt(limit) };
   }
 
   async head(): Promise<bigint> {
@@ -578,7 +580,7 @@ export class MongoChangeLog implements ChangeLog {
     let last = from;
     for (;;) {
       const before = last;
-      last = await this.walk(last, 2000, () => undefined);
+      last = await this.walk(last, 2000, () => false);
       if (last === before) return last;
     }
   }
@@ -613,57 +615,70 @@ export class MongoChangeLog implements ChangeLog {
 
   /**
    * Visits resolved entries after `after` in position order (at most `limit`), stopping at the
-   * first hole or unresolvable pending entry. Returns the last resolved position.
+   * first hole or unresolvable pending entry, or after an entry `visit` answers true for (a
+   * budget reached). Returns the last resolved position. Entries come from a cursor, so those
+   * after a stop are not fetched beyond the current batch (a server sends at most 16 MiB per
+   * batch).
    */
-  private async walk(after: bigint, limit: number, visit: (d: FeedDoc) => void): Promise<bigint> {
+  private async walk(after: bigint, limit: number, visit: (d: FeedDoc) => boolean): Promise<bigint> {
     let cur = after;
     let n = 0;
     while (n < limit) {
       const next = cur + 1n;
-      const docs = await guard(() =>
-        this.coll(next)
-          .find({ _id: { $gte: pad(next) } })
-          .sort({ _id: 1 })
-          .limit(limit - n)
-          .toArray(),
-      );
+      const cursor = this.coll(next)
+        .find({ _id: { $gte: pad(next) } })
+        .sort({ _id: 1 })
+        .limit(limit - n);
+      let seen = 0;
       let stopped = false;
       let refill = false;
-      for (const d of docs) {
-        const p = cur + 1n;
-        if (d._id !== pad(p)) {
-          // A position not yet visible below one that is: its insert is in flight (wait), or
-          // its writer died before inserting it (fill it as aborted after HOLE_MS; a late
-          // writer then gets a duplicate key and takes another position).
-          if (!(await this.fillHole(p))) {
-            stopped = true;
-            break;
+      let full = false;
+      try {
+        await guard(async () => {
+          for await (const d of cursor) {
+            seen++;
+            const p = cur + 1n;
+            if (d._id !== pad(p)) {
+              // A position not yet visible below one that is: its insert is in flight (wait), or
+              // its writer died before inserting it (fill it as aborted after HOLE_MS; a late
+              // writer then gets a duplicate key and takes another position).
+              if (!(await this.fillHole(p))) {
+                stopped = true;
+                break;
+              }
+              cur = p;
+              n++;
+              if (cur > this.resolved) this.resolved = cur;
+              // re-read from here: the document in hand belongs to a later position
+              refill = true;
+              break;
+            }
+            if (d.s === 'p' && !(await this.repair(d))) {
+              stopped = true;
+              break;
+            }
+            full = visit(d);
+            cur = p;
+            n++;
+            if (cur > this.resolved) this.resolved = cur;
+            if (cur > this.known) this.known = cur;
+            if (full) {
+              stopped = true;
+              break;
+            }
           }
-          cur = p;
-          n++;
-          if (cur > this.resolved) this.resolved = cur;
-          // re-read from here: the document in hand belongs to a later position
-          refill = true;
-          break;
-        }
-        if (d.s === 'p' && !(await this.repair(d))) {
-          stopped = true;
-          break;
-        }
-        visit(d);
-        cur = p;
-        n++;
-        if (cur > this.resolved) this.resolved = cur;
-        if (cur > this.known) this.known = cur;
+        });
+      } finally {
+        await cursor.close().catch(() => undefined);
       }
       if (refill) continue;
-      if (docs.length === 0 && !stopped && (await this.holeAcrossSegments(next))) {
+      if (seen === 0 && !stopped && (await this.holeAcrossSegments(next))) {
         cur = next;
         n++;
         continue;
       }
       // Continue into the next segment only when this one was read to its last position.
-      if (stopped || docs.length === 0 || (cur + 1n) % this.seg !== 0n) break;
+      if (stopped || seen === 0 || (cur + 1n) % this.seg !== 0n) break;
     }
     return cur;
   }
