@@ -139,32 +139,46 @@ describe('shared feed above the embedded change log', () => {
     expect(lostB).toBeUndefined();
     expect(gotB).toEqual(['4 w4', '5 w5']);
   });
+  /**
+   * A live member of the feed's group `key` (every change passes): the size of each batch it
+   * got and the names in them, in order; `then` runs after each batch is recorded.
+   */
+  async function groupMember(feed: SharedFeed, key = 'all', then?: () => void) {
+    const batches: number[] = [];
+    const names: string[] = [];
+    const unsub = await feed.subscribe(undefined, () => undefined, undefined, {
+      gate: () => ({ key, pass: () => true }),
+      onBatch: (events) => {
+        batches.push(events.length);
+        names.push(...events.map((e) => e.object.metadata.name));
+        then?.();
+      },
+    });
+    cleanups.push(async () => unsub());
+    return { batches, names, unsub };
+  }
+
+  /** ADDED changes of `n` objects committed together: the poller finds them all at its next read. */
+  function burst(db: DB, log: EmbeddedChangeLog, n: number, object: (i: number) => object, from = 0): void {
+    db.transaction(() => {
+      for (let i = from; i < from + n; i++) log.append('ADDED', JSON.stringify(object(i)), null);
+    })();
+  }
+  const small = (tag: string) => (i: number) => widget(`${tag}-${i}`);
+  const big = (size: number) => (i: number) => ({ ...widget(`big-${i}`), spec: { note: `${i % 10}`.repeat(size) } });
+
   it('a backlog of several full reads reaches a group in one batch, at most `mergedReads` reads at a time', async () => {
     const { db, log } = await openLog();
     const feed = new SharedFeed(log, { pollMs: 20, batch: 100, mergedReads: 4 });
     cleanups.push(async () => feed.close());
-    const batches: number[] = [];
-    const names: string[] = [];
-    const unsub = await feed.subscribe(undefined, () => undefined, undefined, {
-      gate: () => ({ key: 'all', pass: () => true }),
-      onBatch: (events) => {
-        batches.push(events.length);
-        names.push(...events.map((e) => e.object.metadata.name));
-      },
-    });
-    cleanups.push(async () => unsub());
-    /** `n` changes committed together: the poller finds them all at its next read. */
-    const burst = (tag: string, n: number) =>
-      db.transaction(() => {
-        for (let i = 0; i < n; i++) log.append('ADDED', JSON.stringify(widget(`${tag}-${i}`)), null);
-      })();
+    const { batches, names } = await groupMember(feed);
 
     // 3½ reads' worth: one delivery, not four.
-    burst('a', 350);
+    burst(db, log, 350, small('a'));
     await until(() => names.length >= 350, 5000);
     expect(batches).toEqual([350]);
     // 5½ reads' worth: four reads as one delivery, then the rest at once (the last read was full).
-    burst('b', 550);
+    burst(db, log, 550, small('b'));
     await until(() => names.length >= 900, 5000);
     expect(batches).toEqual([350, 400, 150]);
     expect(names).toEqual([...Array.from({ length: 350 }, (_, i) => `a-${i}`), ...Array.from({ length: 550 }, (_, i) => `b-${i}`)]);
@@ -174,48 +188,32 @@ describe('shared feed above the embedded change log', () => {
     const { db, log } = await openLog();
     const feed = new SharedFeed(log, { pollMs: 20, batch: 10, mergedReads: 4, mergedBytes: 300_000 });
     cleanups.push(async () => feed.close());
-    const batches: number[] = [];
-    const unsub = await feed.subscribe(undefined, () => undefined, undefined, {
-      gate: () => ({ key: 'all', pass: () => true }),
-      onBatch: (events) => void batches.push(events.length),
-    });
-    cleanups.push(async () => unsub());
+    const { batches } = await groupMember(feed);
     // 35 changes of ~20 KB: a read of 10 holds ~200 KB, so a second read is merged (under
     // 300 KB before it) and a third is not.
-    db.transaction(() => {
-      for (let i = 0; i < 35; i++) log.append('ADDED', JSON.stringify({ ...widget(`big-${i}`), spec: { note: 'x'.repeat(20_000) } }), null);
-    })();
+    burst(db, log, 35, big(20_000));
     await until(() => batches.reduce((a, b) => a + b, 0) >= 35, 5000);
     expect(batches).toEqual([20, 15]);
   });
+
   it('a fan-out gives the event loop turns between slices; members joining or leaving meanwhile get each change once, in order', async () => {
     const { db, log } = await openLog();
     // sliceMs 0: a turn of the event loop after every member.
     const feed = new SharedFeed(log, { pollMs: 20, sliceMs: 0 });
     cleanups.push(async () => feed.close());
-    const burst = (tag: string, n: number) =>
-      db.transaction(() => {
-        for (let i = 0; i < n; i++) log.append('ADDED', JSON.stringify(widget(`${tag}-${i}`)), null);
-      })();
     const trace: string[] = [];
-    const got = new Map<string, string[]>();
-    const unsubs = new Map<string, () => void>();
+    const members = new Map<string, Awaited<ReturnType<typeof groupMember>>>();
     let onFirst: (() => void) | undefined;
     const member = async (id: string, key = 'all') => {
-      got.set(id, []);
-      const unsub = await feed.subscribe(undefined, () => undefined, undefined, {
-        gate: () => ({ key, pass: () => true }),
-        onBatch: (events) => {
-          trace.push(id);
-          got.get(id)!.push(...events.map((e) => e.object.metadata.name));
-          const first = onFirst;
-          onFirst = undefined;
-          first?.();
-        },
+      const m = await groupMember(feed, key, () => {
+        trace.push(id);
+        const first = onFirst;
+        onFirst = undefined;
+        first?.();
       });
-      unsubs.set(id, unsub);
-      cleanups.push(async () => unsub());
+      members.set(id, m);
     };
+    const got = (id: string) => members.get(id)?.names ?? [];
     for (const id of ['m0', 'm1', 'm2', 'm3', 'm4']) await member(id);
     // A second selector's group, whose turn comes after the first's.
     await member('o0', 'other');
@@ -225,14 +223,13 @@ describe('shared feed above the embedded change log', () => {
     // changes commit.
     onFirst = () => {
       setImmediate(() => trace.push('turn'));
-      unsubs.get('m3')!();
+      members.get('m3')!.unsub();
       void member('f');
       void member('g', 'other');
-      burst('b', 2);
+      burst(db, log, 2, small('b'));
     };
-    burst('a', 3);
-    const has = (id: string, name: string) => (got.get(id) ?? []).includes(name);
-    await until(() => ['m4', 'f', 'g', 'o0'].every((id) => has(id, 'b-1')), 5000);
+    burst(db, log, 3, small('a'));
+    await until(() => ['m4', 'f', 'g', 'o0'].every((id) => got(id).includes('b-1')), 5000);
 
     // The immediate ran before the fan-out of the first read was over.
     const firstRound = trace.slice(0, trace.indexOf('m4') + 1);
@@ -240,18 +237,16 @@ describe('shared feed above the embedded change log', () => {
     expect(firstRound).toContain('turn');
     const a = ['a-0', 'a-1', 'a-2'];
     const b = ['b-0', 'b-1'];
-    for (const id of ['m0', 'm1', 'm2', 'm4']) expect(got.get(id)).toEqual([...a, ...b]);
-    expect(got.get('o0')).toEqual([...a, ...b]);
-    expect(got.get('m3')).toEqual([]);
-    expect(got.get('f')).toEqual(b);
-    expect(got.get('g')).toEqual(b);
+    for (const id of ['m0', 'm1', 'm2', 'm4']) expect(got(id)).toEqual([...a, ...b]);
+    expect(got('o0')).toEqual([...a, ...b]);
+    expect(got('m3')).toEqual([]);
+    expect(got('f')).toEqual(b);
+    expect(got('g')).toEqual(b);
   });
+
   it('a read stops at its byte budget, on the log and in the feed: live and catching-up subscribers still get every change once, in order', async () => {
     const { db, log } = await openLog();
-    const big = (i: number) => JSON.stringify({ ...widget(`big-${i}`), spec: { note: `${i % 10}`.repeat(100_000) } });
-    db.transaction(() => {
-      for (let i = 0; i < 7; i++) log.append('ADDED', big(i), null);
-    })();
+    burst(db, log, 7, big(100_000));
     // The log: the change that brings a read to the budget is the last one read.
     const first = await log.read(0n, 500, 250_000);
     expect(first.events.map((e) => e.object.metadata.name)).toEqual(['big-0', 'big-1', 'big-2']);
@@ -267,22 +262,11 @@ describe('shared feed above the embedded change log', () => {
     // The feed: a live group member and a subscriber resuming from 0 (catching up on its own).
     const feed = new SharedFeed(log, { pollMs: 20, readBytes: 250_000, mergedReads: 1 });
     cleanups.push(async () => feed.close());
-    const batches: number[] = [];
-    const live: string[] = [];
-    const unsubLive = await feed.subscribe(undefined, () => undefined, undefined, {
-      gate: () => ({ key: 'all', pass: () => true }),
-      onBatch: (events) => {
-        batches.push(events.length);
-        live.push(...events.map((e) => e.object.metadata.name));
-      },
-    });
-    cleanups.push(async () => unsubLive());
+    const { batches, names: live } = await groupMember(feed);
     const resumed: string[] = [];
     const unsubResumed = await feed.subscribe('0', (e) => void resumed.push(e.object.metadata.name));
     cleanups.push(async () => unsubResumed());
-    db.transaction(() => {
-      for (let i = 7; i < 14; i++) log.append('ADDED', big(i), null);
-    })();
+    burst(db, log, 7, big(100_000), 7);
     await until(() => live.length >= 7 && resumed.length >= 14, 5000);
     const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `big-${from + i}`);
     expect(live).toEqual(names(7, 14));

@@ -330,9 +330,8 @@ export class SharedFeed {
     for (const g of plan) {
       const passed = passing(g.gate, events);
       if (!passed.length) continue;
-      const members = g.members;
-      for (const s of members) {
-        handBatch(s, passed, members.length);
+      for (const s of g.members) {
+        handBatch(s, passed, g.members.length);
         if (performance.now() - sliceStart < this.sliceMs) continue;
         await new Promise((r) => setImmediate(r));
         // Everyone left and the feed restarted elsewhere: this read is not theirs.

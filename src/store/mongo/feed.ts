@@ -632,7 +632,6 @@ export class MongoChangeLog implements ChangeLog {
       let seen = 0;
       let stopped = false;
       let refill = false;
-      let full = false;
       try {
         await guard(async () => {
           for await (const d of cursor) {
@@ -657,12 +656,12 @@ export class MongoChangeLog implements ChangeLog {
               stopped = true;
               break;
             }
-            full = visit(d);
+            const budgetReached = visit(d);
             cur = p;
             n++;
             if (cur > this.resolved) this.resolved = cur;
             if (cur > this.known) this.known = cur;
-            if (full) {
+            if (budgetReached) {
               stopped = true;
               break;
             }
