@@ -17,6 +17,7 @@ import { ApiError, BadRequest, Forbidden, NotFound, toApiError, Unauthenticated 
 import { rejectUpgrade, sendProblem } from '../errors/http.js';
 import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
+import { COLLECTION_GET_PARAMS, GRAPHQL_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/requestinfo.js';
 import { resolveEntry } from '../rest/handler.js';
 import type { RouteContext, RouteTable } from './routes.js';
@@ -78,8 +79,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const target = parseTarget(req.url);
     try {
       const open = deps.publicEndpoints.get(target.pathname);
-      if (open) return await open(req, res);
-      if (target.pathname === GRAPHQL_PATH) return await deps.graphql.handle(req, res);
+      if (open) {
+        rejectUnknownParams(target.searchParams, NO_PARAMS);
+        return await open(req, res);
+      }
+      if (target.pathname === GRAPHQL_PATH) {
+        rejectUnknownParams(target.searchParams, GRAPHQL_PARAMS);
+        return await deps.graphql.handle(req, res);
+      }
       const method = req.method ?? 'GET';
       const rc = await admitRequest(req, method, target, method === 'GET' && isWatchQuery(target));
       await deps.routes.resolve(method, rc.info, target)(req, res, rc);
@@ -95,6 +102,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const rc = await admitRequest(req, 'GET', target, true);
       if (!rc.info.isResourceRequest || rc.info.name) throw new NotFound(`no watch endpoint at ${target.pathname}`);
       const entry = resolveEntry(deps.registry, rc.info);
+      rejectUnknownParams(target.searchParams, COLLECTION_GET_PARAMS);
       await upgradeWatch(watchSockets, req, socket, head, rc.operations, entry, target);
     } catch (e) {
       const err = toApiError(e);

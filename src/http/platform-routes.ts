@@ -13,6 +13,7 @@ import { TOKEN_GROUP, TOKEN_RESOURCE, TOKEN_VERSION, type TokenStore } from '../
 import { MethodNotAllowed, NotFound, Unauthenticated } from '../errors/index.js';
 import { sendJson } from '../errors/http.js';
 import { CONSOLE_GROUP } from '../rbac/builtin-roles.js';
+import { NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import type { RequestInfo } from '../request/requestinfo.js';
 import { readJson } from '../rest/body.js';
 import type { RouteHandler } from './routes.js';
@@ -52,11 +53,21 @@ export function platformRoutes(deps: PlatformDeps): (info: RequestInfo) => Route
     return sendJson(res, 200, await deps.describe(userCaller(info.name, 'basic')));
   };
 
+  // Neither route reads a query parameter: any one is refused (CONTRACT §4).
+  const strict =
+    (route: RouteHandler): RouteHandler =>
+    (req, res, rc) => {
+      rejectUnknownParams(rc.target.searchParams, NO_PARAMS);
+      return route(req, res, rc);
+    };
+  const tokenRoute = strict(tokens);
+  const permissionsRoute = strict(permissions);
+
   return (info) => {
     if (info.apiPrefix !== 'apis') return undefined;
-    if (info.apiGroup === TOKEN_GROUP && info.apiVersion === TOKEN_VERSION && info.resource === TOKEN_RESOURCE) return tokens;
+    if (info.apiGroup === TOKEN_GROUP && info.apiVersion === TOKEN_VERSION && info.resource === TOKEN_RESOURCE) return tokenRoute;
     if (info.apiGroup === CONSOLE_GROUP && info.apiVersion === 'v1alpha1' && info.resource === 'users' && info.subresource === 'permissions') {
-      return permissions;
+      return permissionsRoute;
     }
     return undefined;
   };

@@ -10,6 +10,7 @@ import type { ListParams } from '../query/types.js';
 import type { ModelEntry, OperationContext } from '../operations/types.js';
 import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
 import type { Registry } from '../registry/registry.js';
+import { COLLECTION_GET_PARAMS, DELETECOLLECTION_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { readJson, readPatch } from './body.js';
 import { sendJson } from './problem.js';
 import { streamWatch } from './watch-stream.js';
@@ -49,6 +50,11 @@ export async function handleResource(
   const entry = resolveEntry(registry, info);
   const method = req.method ?? 'GET';
   const { name, subresource } = info;
+  // Before any other work: an unknown (say, misspelled) parameter must not be dropped silently.
+  rejectUnknownParams(
+    url.searchParams,
+    name ? NO_PARAMS : method === 'GET' ? COLLECTION_GET_PARAMS : method === 'DELETE' ? DELETECOLLECTION_PARAMS : NO_PARAMS,
+  );
 
   if (!name) {
     switch (method) {
