@@ -36,6 +36,7 @@ import { withDeadline } from './store/deadline.js';
 import { guardServer } from './http/guard.js';
 import { refuseBadUpgrade } from './http/upgrade.js';
 import { resolveLimits, type Limits } from './limits.js';
+import { healthEndpoint, probeCheck, type PublicEndpoint } from './ops/health.js';
 
 export interface Gateway {
   url: string;
@@ -185,7 +186,17 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     routes,
     registry,
     graphql,
-    publicEndpoints: new Map([['/healthz', health]]),
+    publicEndpoints: new Map<string, PublicEndpoint>([
+      ['/healthz', health],
+      ['/livez', healthEndpoint('/livez', [])],
+      [
+        '/readyz',
+        healthEndpoint('/readyz', [
+          probeCheck('store', () => store.ping(), HEALTH_TIMEOUT_MS, `the ${store.kind} store does not answer`),
+          { name: 'plugins', run: async () => plugins.notStarted() },
+        ]),
+      ],
+    ]),
     log,
   });
 

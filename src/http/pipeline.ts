@@ -17,6 +17,7 @@ import { ApiError, BadRequest, Forbidden, NotFound, toApiError, Unauthenticated 
 import { rejectUpgrade, sendProblem } from '../errors/http.js';
 import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
+import type { PublicEndpoint } from '../ops/health.js';
 import { COLLECTION_GET_PARAMS, GRAPHQL_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/requestinfo.js';
 import { resolveEntry } from '../rest/handler.js';
@@ -37,8 +38,8 @@ export interface PipelineDeps {
   routes: RouteTable;
   registry: Registry;
   graphql: GraphQLDoor;
-  /** Paths served to everyone, before authentication (e.g. /healthz). */
-  publicEndpoints: ReadonlyMap<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>;
+  /** Paths served to everyone, before authentication (e.g. /healthz), with the query parameters each accepts. */
+  publicEndpoints: ReadonlyMap<string, PublicEndpoint>;
   log: Logger;
 }
 
@@ -80,7 +81,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     try {
       const open = deps.publicEndpoints.get(target.pathname);
       if (open) {
-        rejectUnknownParams(target.searchParams, NO_PARAMS);
+        rejectUnknownParams(target.searchParams, open.params ?? NO_PARAMS);
         return await open(req, res);
       }
       if (target.pathname === GRAPHQL_PATH) {
