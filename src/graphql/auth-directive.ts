@@ -66,15 +66,17 @@ async function check(spec: AuthSpec, args: Record<string, unknown>, ctx: GraphQL
 }
 
 /** Tells the context's observer how a checked field ended (`status`: 200, or the error's). */
-function report(spec: AuthSpec, args: Record<string, unknown>, ctx: GraphQLContext, err?: unknown): void {
+function report(spec: AuthSpec, args: Record<string, unknown>, ctx: GraphQLContext, err?: unknown, result?: unknown): void {
   if (!ctx.fieldDone) return;
+  // A create names its object in the body: the audit names the object created.
+  const created = spec.verb === 'create' ? (result as { metadata?: { name?: unknown } } | undefined)?.metadata?.name : undefined;
   ctx.fieldDone({
     verb: spec.verb,
     group: spec.group,
     version: spec.version,
     resource: spec.resource,
     subresource: spec.subresource ?? '',
-    name: typeof args.name === 'string' ? args.name : '',
+    name: typeof args.name === 'string' ? args.name : typeof created === 'string' ? created : '',
     status: err === undefined ? 200 : toApiError(err).status,
   });
 }
@@ -105,7 +107,7 @@ export function applyAuthDirective(schema: GraphQLSchema): GraphQLSchema {
         resolve: async (source, args, ctx: GraphQLContext, info) => {
           try {
             const result = await resolve(source, args, await check(spec, args, ctx), info);
-            report(spec, args, ctx);
+            report(spec, args, ctx, undefined, result);
             return result;
           } catch (err) {
             report(spec, args, ctx, err);

@@ -72,6 +72,17 @@ function requestURI(target: RequestTarget): string {
   return target.pathname + query;
 }
 
+/** The name of the object a create made, from its Location header (rest/handler.ts), else ''. */
+function createdName(res: ServerResponse | undefined): string {
+  const location = res?.statusCode === 201 ? res.getHeader('location') : undefined;
+  if (typeof location !== 'string') return '';
+  try {
+    return decodeURIComponent(location.slice(location.lastIndexOf('/') + 1));
+  } catch {
+    return '';
+  }
+}
+
 export class RequestObserver {
   private readonly current = new WeakMap<IncomingMessage, Started>();
   private readonly logging: boolean;
@@ -84,7 +95,7 @@ export class RequestObserver {
   request(req: IncomingMessage, res: ServerResponse, target: RequestTarget): Observation {
     const o: Started = { start: process.hrtime.bigint(), received: Date.now() };
     this.current.set(req, o);
-    res.once('close', () => this.complete(req, o, target, res.statusCode));
+    res.once('close', () => this.complete(req, o, target, res.statusCode, res));
     return o;
   }
 
@@ -130,7 +141,7 @@ export class RequestObserver {
     });
   }
 
-  private complete(req: IncomingMessage, o: Started, target: RequestTarget, status: number): void {
+  private complete(req: IncomingMessage, o: Started, target: RequestTarget, status: number, res?: ServerResponse): void {
     const seconds = Number(process.hrtime.bigint() - o.start) / 1e9;
     const info = o.info;
     const method = req.method ?? 'GET';
@@ -150,7 +161,7 @@ export class RequestObserver {
       const write = !graphql && (info?.isResourceRequest ? WRITE_VERBS.has(verb) : WRITE_METHODS.has(verb));
       if (write || (denied && !(graphql && o.audited))) {
         const objectRef: AuditObjectRef | undefined = info?.isResourceRequest
-          ? { apiGroup: info.apiGroup, apiVersion: info.apiVersion, resource: info.resource, name: info.name, subresource: info.subresource }
+          ? { apiGroup: info.apiGroup, apiVersion: info.apiVersion, resource: info.resource, name: info.name || createdName(res), subresource: info.subresource }
           : undefined;
         audit.write({
           verb,
