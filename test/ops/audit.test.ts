@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, ANONYMOUSLY, basicAuth, call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { createUser, watchSocket } from '../helpers/rbac.js';
-import { parsePolicy } from '../../src/ops/audit.js';
+import { openAuditLog, parsePolicy } from '../../src/ops/audit.js';
+import { loadConfig } from '../../src/config.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 const FIELDS = ['auditID', 'stage', 'verb', 'user', 'sourceIPs', 'objectRef', 'requestURI', 'responseStatus', 'requestReceivedTimestamp', 'stageTimestamp'];
@@ -174,5 +175,18 @@ describe('audit policy (embedded)', () => {
     expect(() => parsePolicy('rules:\n  - level: RequestResponse\n')).toThrow(/level must be None or Metadata/);
     expect(() => parsePolicy('rules:\n  - level: None\n    resource: []\n')).toThrow(/resource is not a policy field/);
     expect(() => parsePolicy('nope: 1\n')).toThrow(/"rules" list/);
+  });
+});
+
+describe('audit configuration', () => {
+  it('SVC_AUDIT_LOG and SVC_AUDIT_POLICY are read from the environment; unset means no audit log', () => {
+    expect(loadConfig([], { SVC_AUDIT_LOG: '-', SVC_AUDIT_POLICY: '/etc/svc/audit.yaml' })).toMatchObject({ auditLog: '-', auditPolicy: '/etc/svc/audit.yaml' });
+    const none = loadConfig([], {});
+    expect(none.auditLog).toBeUndefined();
+    expect(none.auditPolicy).toBeUndefined();
+  });
+
+  it('a policy file that cannot be read stops the start with its name', () => {
+    expect(() => openAuditLog({ path: '-', policyFile: '/nonexistent/audit-policy.yaml' })).toThrow(/audit-policy\.yaml/);
   });
 });
