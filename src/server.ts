@@ -36,6 +36,13 @@ import { withDeadline } from './store/deadline.js';
 import { guardServer } from './http/guard.js';
 import { refuseBadUpgrade } from './http/upgrade.js';
 import { resolveLimits, type Limits } from './limits.js';
+import { healthEndpoint, probeCheck, type PublicEndpoint } from './ops/health.js';
+import { openAuditLog, type AuditLog } from './ops/audit.js';
+import { GatewayMetrics, metricsRoute } from './ops/metrics.js';
+import { RequestObserver } from './ops/observer.js';
+import { prettyDestination } from './ops/pretty.js';
+import { withStoreMetrics } from './ops/store-metrics.js';
+import { watchesOf } from './registry/open-watches.js';
 
 export interface Gateway {
   url: string;
@@ -66,6 +73,8 @@ export interface GatewayOptions {
   securityPollMs?: number;
   /** Overrides rows of src/limits.ts (tests use short deadlines). */
   limits?: Partial<Limits>;
+  /** false: no Prometheus metrics are kept and /metrics is not served (benchmarks compare). */
+  metrics?: boolean;
 }
 
 /** `storeTimeoutMs`: the store deadline; MongoDB operations are also cancelled after it. */
@@ -78,13 +87,31 @@ export function openStore(config: Config, storeTimeoutMs?: number): Promise<Stor
 const HEALTH_TIMEOUT_MS = 3000;
 
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
-  const log = options.logger ?? pino({ level: config.logLevel });
+  // JSON lines, or readable lines when stdout is a terminal (CONTRACT §10 request log).
+  const log = options.logger ?? pino({ level: config.logLevel }, process.stdout.isTTY ? prettyDestination(process.stdout) : undefined);
 
+  // The audit policy is read first: a bad one fails the start before anything is opened.
+  const audit: AuditLog | undefined = config.auditLog ? openAuditLog({ path: config.auditLog, policyFile: config.auditPolicy }) : undefined;
+  let registryRef: Registry | undefined;
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : new GatewayMetrics(() =>
+          (registryRef?.entries() ?? []).map((e) => ({
+            group: e.model.group,
+            version: e.model.version,
+            resource: e.model.plural,
+            count: watchesOf(e.model.storage.key, e.store),
+          })),
+        );
   const limits = resolveLimits(process.env, options.limits);
-  const store = withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
+  const deadlined = withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
+  const store = metrics ? withStoreMetrics(deadlined, (kind, op, s) => metrics.storeOperation(kind, op, s)) : deadlined;
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
   const registry = new Registry(store);
+  registryRef = registry;
+  const observer = new RequestObserver({ metrics, audit, log, known: (g, v, r) => registry.find(g, v, r) !== undefined });
   const platformStore = (plural: string) => {
     const entry = registry.find('', 'v1alpha1', plural);
     if (!entry) throw new Unavailable(`platform kind ${plural} is not registered`);
@@ -110,6 +137,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   let pluginController: PluginController | undefined;
   const graphql = createGraphQL({
     registry,
+    observe: observer,
     authorizer,
     authenticate,
     describeCaller: (caller) => rbac.describe(caller),
@@ -178,6 +206,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       describe: (caller) => rbac.describe(caller),
       userExists: async (name) => !!(await platformStore('users').get(name)),
     }),
+    nonResource: new Map(metrics ? [['/metrics', metricsRoute(metrics)]] : []),
   });
   const pipeline = createPipeline({
     authenticate,
@@ -185,8 +214,19 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     routes,
     registry,
     graphql,
-    publicEndpoints: new Map([['/healthz', health]]),
+    publicEndpoints: new Map<string, PublicEndpoint>([
+      ['/healthz', health],
+      ['/livez', healthEndpoint('/livez', [])],
+      [
+        '/readyz',
+        healthEndpoint('/readyz', [
+          probeCheck('store', () => store.ping(), HEALTH_TIMEOUT_MS, `the ${store.kind} store does not answer`),
+          { name: 'plugins', run: async () => plugins.notStarted() },
+        ]),
+      ],
+    ]),
     log,
+    observer,
   });
 
   const server = createServer((req, res) => void pipeline.handle(req, res));
@@ -217,6 +257,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await store.close();
+      metrics?.close();
+      audit?.close();
     },
   };
 }
