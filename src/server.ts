@@ -36,6 +36,9 @@ import { withDeadline } from './store/deadline.js';
 import { guardServer } from './http/guard.js';
 import { refuseBadUpgrade } from './http/upgrade.js';
 import { resolveLimits, type Limits } from './limits.js';
+import { ApiDocs } from './apidocs/service.js';
+import { apiDocsRoutes } from './apidocs/routes.js';
+import { publicPages } from './apidocs/public.js';
 
 export interface Gateway {
   url: string;
@@ -170,22 +173,26 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         serveCustomRoute(req, res, { route: m, info: rc.info, caller: rc.caller, authorizer: rc.operations.authorizer, registry, log });
     },
   };
+  const apiDocs = new ApiDocs({ registry, authorizer, routes: pluginRoutes });
   const routes = createRouteTable({
     registry,
     customRoutes,
+    nonResource: apiDocsRoutes(apiDocs),
     platform: platformRoutes({
       tokens,
       describe: (caller) => rbac.describe(caller),
       userExists: async (name) => !!(await platformStore('users').get(name)),
     }),
   });
+  const pages = publicPages();
   const pipeline = createPipeline({
     authenticate,
     authorizer,
     routes,
     registry,
     graphql,
-    publicEndpoints: new Map([['/healthz', health]]),
+    graphiqlPage: pages.graphiql,
+    publicEndpoints: new Map([['/healthz', health], ...pages.endpoints]),
     log,
   });
 

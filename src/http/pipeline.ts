@@ -37,6 +37,8 @@ export interface PipelineDeps {
   routes: RouteTable;
   registry: Registry;
   graphql: GraphQLDoor;
+  /** GraphiQL, served for a GET of /graphql that accepts text/html (apidocs/pages.ts). */
+  graphiqlPage?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** Paths served to everyone, before authentication (e.g. /healthz). */
   publicEndpoints: ReadonlyMap<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>;
   log: Logger;
@@ -85,6 +87,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       }
       if (target.pathname === GRAPHQL_PATH) {
         rejectUnknownParams(target.searchParams, GRAPHQL_PARAMS);
+        const wantsPage = (req.method === 'GET' || req.method === 'HEAD') && /\btext\/html\b/.test(String(req.headers.accept ?? ''));
+        if (wantsPage && deps.graphiqlPage) return await deps.graphiqlPage(req, res);
         return await deps.graphql.handle(req, res);
       }
       const method = req.method ?? 'GET';

@@ -20,6 +20,9 @@ import {
 export const CONSOLE_GROUP = 'api.console.svc.run';
 export const PERMISSIONS_PATH = `/apis/${CONSOLE_GROUP}/v1alpha1/users/-/permissions`;
 
+/** The non-resource URLs of discovery, the OpenAPI documents and /docs. */
+export const API_REFERENCE_URLS = ['/api', '/api/*', '/apis', '/apis/*', '/openapi/*', '/openapi.json', '/docs', '/docs/*'];
+
 /** Post groups of the platform content plugin. */
 const CONTENT = 'content.svc.run';
 const UC_CONTENT = 'uc.api.content.svc.run';
@@ -61,8 +64,13 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
   role(
     AUTHENTICATED_ROLE,
     'Authenticated',
-    // Personal access tokens: each user creates, lists and revokes only their own.
-    [{ apiGroups: [TOKEN_GROUP], resources: [TOKEN_RESOURCE], verbs: ['create', 'list', 'get', 'delete'] }],
+    [
+      // Personal access tokens: each user creates, lists and revokes only their own.
+      { apiGroups: [TOKEN_GROUP], resources: [TOKEN_RESOURCE], verbs: ['create', 'list', 'get', 'delete'] },
+      // Discovery, the OpenAPI documents and the docs page (CONTRACT §8); each shows only what
+      // the caller may read.
+      { nonResourceURLs: API_REFERENCE_URLS, verbs: ['get', 'head'] },
+    ],
     { hidden: true },
   ),
   role('guest', 'Guest', [], { dependencies: [ANONYMOUS_ROLE, AUTHENTICATED_ROLE] }),
