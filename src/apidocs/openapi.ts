@@ -389,7 +389,6 @@ export function buildDocument(input: DocumentInput): Json {
   const doc: Json = {
     openapi: '3.1.0',
     info: { title: input.title, version: 'v1alpha1', ...(input.description ? { description: input.description } : {}) },
-    jsonSchemaDialect: SCHEMA_DIALECT,
     servers: [{ url: '/' }],
     security: [{ basicAuth: [] }, { bearerAuth: [] }, {}],
     tags,

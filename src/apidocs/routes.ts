@@ -1,7 +1,8 @@
 /**
  * The routes of discovery, the OpenAPI documents and the docs page (CONTRACT §8). They are
  * non-resource paths, so like every route they run after authentication and authorization
- * (nonResourceURLs: the built-in `authenticated` role grants them, rbac/builtin-roles.ts):
+ * (nonResourceURLs: the built-in `authenticated` role grants them, rbac/builtin-roles.ts; a
+ * right on `/apis` or `/api` also opens the discovery paths below it, `discoveryRoot`):
  *
  *   GET /apis                        {groups: [{name, versions, preferredVersion}]}
  *   GET /apis/{g}                    {name, versions, preferredVersion}
@@ -30,6 +31,17 @@ import { AssetServer, DOCS_ASSET_FILES, DOCS_ASSETS, DOCS_PAGE, sendPage } from 
 import type { ApiDocs, ServedDocument } from './service.js';
 
 export const PLATFORM_VERSION = 'v1alpha1';
+
+/**
+ * For a discovery request below a root (`GET /apis/{g}`, `/apis/{g}/{v}`, `/api/{v}`): the root
+ * (`/apis`, `/api`) whose right also grants it. The answer only lists what the caller may read.
+ */
+export function discoveryRoot(info: RequestInfo): string | undefined {
+  if (info.isResourceRequest || info.malformed || (info.verb !== 'get' && info.verb !== 'head')) return undefined;
+  if (/^\/apis\/[^/]+(\/[^/]+)?$/.test(info.path)) return '/apis';
+  if (/^\/api\/[^/]+$/.test(info.path)) return '/api';
+  return undefined;
+}
 const DOCUMENT_PARAMS: ReadonlySet<string> = new Set(['hash']);
 
 function sendJsonBody(req: IncomingMessage, res: ServerResponse, status: number, text: string, headers: Record<string, string>): void {

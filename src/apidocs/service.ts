@@ -118,7 +118,9 @@ export class ApiDocs {
       }),
     );
     models.sort((a, b) => a.model.storage.key.localeCompare(b.model.storage.key));
-    const all = this.deps.routes.list();
+    // Sorted, so a plugin restarted (its routes mounted again, last) gives the same documents.
+    const routeKey = (r: MountedRoute) => `/${r.segments.join('/')} ${r.method}`;
+    const all = [...this.deps.routes.list()].sort((a, b) => routeKey(a).localeCompare(routeKey(b)));
     const allowed = await Promise.all(all.map((r) => this.may(attributesOf(caller, parseRequestInfo(r.method, `/${r.segments.join('/')}`)))));
     const routes = all.filter((_, i) => allowed[i]);
     const signature = [

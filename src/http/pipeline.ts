@@ -20,6 +20,7 @@ import type { Registry } from '../registry/registry.js';
 import { COLLECTION_GET_PARAMS, GRAPHQL_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/requestinfo.js';
 import { resolveEntry } from '../rest/handler.js';
+import { discoveryRoot } from '../apidocs/routes.js';
 import type { RouteContext, RouteTable } from './routes.js';
 import { upgradeWatch } from './watch-upgrade.js';
 import { boundedWebSocketServer } from './websocket.js';
@@ -67,7 +68,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const caller = await authenticate(req.headers.authorization, { address: req.socket.remoteAddress });
     const info = parseRequestInfo(method, target.pathname, { watch });
     const attrs = attributesOf(caller, info);
-    const decision = await authorizer.authorize(attrs);
+    let decision = await authorizer.authorize(attrs);
+    // A right on /apis (/api) also opens the discovery paths below it (apidocs/routes.ts).
+    const root = decision.allowed ? undefined : discoveryRoot(info);
+    if (root) decision = await authorizer.authorize({ ...attrs, path: root });
     // A watch may open restricted to the objects a resourceNames grant names (operations/watch.ts).
     const partialWatch = info.verb === 'watch' && !!decision.names?.size;
     if (!decision.allowed && !partialWatch) {

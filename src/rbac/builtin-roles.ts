@@ -20,8 +20,13 @@ import {
 export const CONSOLE_GROUP = 'api.console.svc.run';
 export const PERMISSIONS_PATH = `/apis/${CONSOLE_GROUP}/v1alpha1/users/-/permissions`;
 
-/** The non-resource URLs of discovery, the OpenAPI documents and /docs. */
-export const API_REFERENCE_URLS = ['/api', '/api/*', '/apis', '/apis/*', '/openapi/*', '/openapi.json', '/docs', '/docs/*'];
+/**
+ * The non-resource URLs of discovery, the OpenAPI documents and /docs. A right on `/apis` (or
+ * `/api`) also opens `/apis/{g}` and `/apis/{g}/{v}` (`/api/{v}`), each filtered to what the
+ * caller may read (apidocs/routes.ts `discoveryRoot`), so no `/apis/*` grant is needed: that one
+ * would also reach plugins' deeper non-resource routes.
+ */
+export const API_REFERENCE_URLS = ['/api', '/apis', '/openapi/*', '/openapi.json', '/docs', '/docs/*'];
 
 /** Post groups of the platform content plugin. */
 const CONTENT = 'content.svc.run';
