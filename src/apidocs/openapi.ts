@@ -174,6 +174,24 @@ function rewriteRef(r: string, type: string): string {
   return `#/components/schemas/${type}${pointer}`;
 }
 
+/**
+ * Marks free-form objects (`type: object` with no property keywords) `additionalProperties: true`:
+ * the same meaning in JSON Schema, but generators such as openapi-typescript otherwise read
+ * them as empty objects.
+ */
+function openFreeForm(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const x of node) openFreeForm(x);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const obj = node as Json;
+  const isObject = obj.type === 'object' || (Array.isArray(obj.type) && obj.type.includes('object'));
+  const shaped = ['properties', 'additionalProperties', 'patternProperties', 'unevaluatedProperties', '$ref', 'allOf', 'anyOf', 'oneOf'].some((k) => k in obj);
+  if (isObject && !shaped) obj.additionalProperties = true;
+  for (const [k, v] of Object.entries(obj)) if (k !== 'enum' && k !== 'const' && k !== 'default' && k !== 'examples') openFreeForm(v);
+}
+
 /** The component schemas of one model: the object, its $defs, and its list envelope. */
 function modelSchemas(model: Model): Json {
   const type = typeName(model);
@@ -184,6 +202,8 @@ function modelSchemas(model: Model): Json {
   delete root.$id;
   rewriteRefs(root, type);
   for (const s of Object.values(defs)) rewriteRefs(s, type);
+  openFreeForm(root);
+  openFreeForm(defs);
   const properties = { ...((root.properties ?? {}) as Json) };
   properties.apiVersion = { type: 'string', description: `\`${model.apiVersion}\``, examples: [model.apiVersion] };
   properties.kind = { type: 'string', description: `\`${model.kind}\``, examples: [model.kind] };
@@ -264,7 +284,9 @@ export function buildDocument(input: DocumentInput): Json {
       required: true,
       description: 'A JSON merge patch (RFC 7396) or a JSON Patch (RFC 6902). Unconditional unless it carries metadata.version.',
       content: {
-        'application/merge-patch+json': { schema: { type: 'object', description: `A merge patch of a ${K}: the fields to change, null to remove.` } },
+        'application/merge-patch+json': {
+          schema: { type: 'object', additionalProperties: true, description: `A merge patch of a ${K}: the fields to change, null to remove.` },
+        },
         'application/json-patch+json': { schema: ref('JsonPatch') },
       },
     };
