@@ -77,7 +77,7 @@ h1{font-size:1.6rem}ul{padding-left:1.2rem}li{margin:.4rem 0}a{color:#0969da}cod
 
 export const LANDING_PAGE = page(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>svc gateway</title><style>${STYLE}</style></head>
+<title>svc gateway</title><link rel="icon" type="image/png" href="/favicon.ico"><style>${STYLE}</style></head>
 <body><main>
 <h1>svc gateway</h1>
 <p>REST, GraphQL and watch API over plugin-declared models.</p>
