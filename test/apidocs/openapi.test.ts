@@ -12,7 +12,7 @@ import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { pluginsDir, type PluginsDir } from '../plugins/fixtures.js';
+import { manifest, plugin, pluginsDir, type PluginsDir } from '../plugins/fixtures.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 const PERSON = 'PeopleExampleComV1alpha1Person';
@@ -57,6 +57,13 @@ describe.each(STORES)('OpenAPI documents (%s)', (kind) => {
       ].join('\n'),
       'index.mjs': `export default { routes: [
         { method: 'POST', path: '/apis/api.ops.example.com/v1/jobs/{job}/runs', handler: () => Response.json({}) },
+      ] };\n`,
+    });
+    // A plugin whose route description is not an object: refused, with the reason.
+    await dir.write('baddocs', {
+      'plugin.yaml': manifest({ name: 'baddocs' }),
+      'index.mjs': `export default { routes: [
+        { method: 'GET', path: '/apis/api.baddocs.example.com/v1/x', openapi: 'a summary', handler: () => Response.json({}) },
       ] };\n`,
     });
     gw = await startTestGateway(kind, { pluginsDir: dir.dir });
@@ -196,6 +203,13 @@ describe.each(STORES)('OpenAPI documents (%s)', (kind) => {
     const run = ops.paths['/apis/api.ops.example.com/v1/jobs/{job}/runs'].post;
     expect(run.operationId).toBe('postJobsByJobRuns');
     expect(run.parameters).toEqual([{ name: 'job', in: 'path', required: true, schema: { type: 'string' } }]);
+  });
+
+  it('refuses a route description that is not an object', async () => {
+    const p = await plugin(gw, 'baddocs');
+    expect(p.status.phase).toBe('FAILED');
+    expect(p.status.reason).toContain('routes[0].openapi must be');
+    expect(Object.keys((await call(gw, 'GET', '/openapi/v3')).body.paths).filter((k) => k.includes('baddocs'))).toEqual([]);
   });
 
   it('exposes no secret field: the password is write-only, no hash', async () => {
