@@ -17,7 +17,8 @@ import { attributesOf } from '../rbac/authorizer.js';
 import type { Model } from '../registry/model.js';
 import type { Registry } from '../registry/registry.js';
 import { parseRequestInfo } from '../request/requestinfo.js';
-import { buildDocument, groupVersionKey, type DocumentModel } from './openapi.js';
+import { buildDocument, groupVersionKey, type DocumentedRoute, type DocumentModel } from './openapi.js';
+import { PLATFORM_ROUTES } from './platform-docs.js';
 
 export const RESOURCE_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 export const STATUS_VERBS = ['get', 'patch', 'update'];
@@ -53,7 +54,8 @@ export interface ApiDocsDeps {
 
 interface View {
   models: DocumentModel[];
-  routes: MountedRoute[];
+  /** Custom routes of plugins and the platform's own routes (tokens, permissions). */
+  routes: DocumentedRoute[];
   /** Stable text naming what is visible (the cache key). */
   signature: string;
 }
@@ -119,9 +121,11 @@ export class ApiDocs {
     );
     models.sort((a, b) => a.model.storage.key.localeCompare(b.model.storage.key));
     // Sorted, so a plugin restarted (its routes mounted again, last) gives the same documents.
-    const routeKey = (r: MountedRoute) => `/${r.segments.join('/')} ${r.method}`;
-    const all = [...this.deps.routes.list()].sort((a, b) => routeKey(a).localeCompare(routeKey(b)));
-    const allowed = await Promise.all(all.map((r) => this.may(attributesOf(caller, parseRequestInfo(r.method, `/${r.segments.join('/')}`)))));
+    const routeKey = (r: DocumentedRoute) => `/${r.segments.join('/')} ${r.method}`;
+    const all = [...PLATFORM_ROUTES, ...this.deps.routes.list()].sort((a, b) => routeKey(a).localeCompare(routeKey(b)));
+    // A route is asked about with `-` for its path parameters (`users/-/permissions` is everyone's own).
+    const asked = (r: DocumentedRoute) => `/${r.segments.map((s) => (s.startsWith('{') ? '-' : s)).join('/')}`;
+    const allowed = await Promise.all(all.map((r) => this.may(attributesOf(caller, parseRequestInfo(r.method, asked(r))))));
     const routes = all.filter((_, i) => allowed[i]);
     const signature = [
       ...models.map((m) => `${m.model.storage.key}${m.status ? '+s' : ''}`),

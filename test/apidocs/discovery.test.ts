@@ -12,8 +12,12 @@ import { bind, createRole, createUser } from '../helpers/rbac.js';
 import { PLUGINS, plugin, pluginsDir, type PluginsDir } from '../plugins/fixtures.js';
 
 const PEOPLE_GV = '/apis/people.example.com/v1alpha1';
-/** The content platform plugin's public routes: everyone may call them, so every index lists them. */
-const PUBLIC_ROUTES = 'apis/api.content.svc.run/v1alpha1';
+/**
+ * Documents every caller sees: the content platform plugin's public routes and the permissions
+ * route (everyone may call them); logged-in callers also their personal access tokens.
+ */
+const PUBLIC_ROUTES = ['apis/api.console.svc.run/v1alpha1', 'apis/api.content.svc.run/v1alpha1'];
+const LOGGED_IN_ROUTES = [...PUBLIC_ROUTES, 'apis/uc.api.security.svc.run/v1alpha1'];
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
@@ -104,7 +108,7 @@ describe.each(STORES)('discovery (%s)', (kind) => {
     const index = await call(gw, 'GET', '/openapi/v3', undefined, as.viewer);
     expect(index.status).toBe(200);
     // the model, and the people console routes the role grants (stats, exports)
-    expect(Object.keys(index.body.paths).sort()).toEqual([PUBLIC_ROUTES, 'apis/console.api.people.example.com/v1alpha1', 'apis/people.example.com/v1alpha1']);
+    expect(Object.keys(index.body.paths).sort()).toEqual([...LOGGED_IN_ROUTES, 'apis/console.api.people.example.com/v1alpha1', 'apis/people.example.com/v1alpha1'].sort());
     const all = await call(gw, 'GET', '/openapi.json', undefined, as.viewer);
     expect(all.status).toBe(200);
     const paths = Object.keys(all.body.paths);
@@ -117,7 +121,7 @@ describe.each(STORES)('discovery (%s)', (kind) => {
 
     // a logged-in user without roles gets answers, listing nothing
     expect((await call(gw, 'GET', '/apis', undefined, as.plain)).body).toEqual({ groups: [] });
-    expect(Object.keys((await call(gw, 'GET', '/openapi/v3', undefined, as.plain)).body.paths)).toEqual([PUBLIC_ROUTES]);
+    expect(Object.keys((await call(gw, 'GET', '/openapi/v3', undefined, as.plain)).body.paths)).toEqual(LOGGED_IN_ROUTES);
     expect((await call(gw, 'GET', PEOPLE_GV, undefined, as.plain)).status).toBe(404);
     expect((await call(gw, 'GET', '/openapi/v3/apis/people.example.com/v1alpha1', undefined, as.plain)).status).toBe(404);
   });
@@ -144,7 +148,7 @@ describe.each(STORES)('discovery (%s)', (kind) => {
       const gv = await call(gw, 'GET', '/apis/crm.example.net/v1', undefined, ANONYMOUSLY);
       expect(gv.body.resources.map((r: any) => r.name)).toEqual(['people']);
       const index = await call(gw, 'GET', '/openapi/v3', undefined, ANONYMOUSLY);
-      expect(Object.keys(index.body.paths)).toEqual([PUBLIC_ROUTES, 'apis/crm.example.net/v1']);
+      expect(Object.keys(index.body.paths)).toEqual([...PUBLIC_ROUTES, 'apis/crm.example.net/v1']);
       expect((await call(gw, 'GET', '/openapi.json', undefined, ANONYMOUSLY)).status).toBe(401); // not granted
     } finally {
       expect((await call(gw, 'DELETE', '/api/v1alpha1/roles/public-api-reference')).status).toBe(200);

@@ -205,6 +205,19 @@ describe.each(STORES)('OpenAPI documents (%s)', (kind) => {
     expect(run.parameters).toEqual([{ name: 'job', in: 'path', required: true, schema: { type: 'string' } }]);
   });
 
+  it("documents the platform's own routes: personal access tokens and permissions", async () => {
+    const tokens = (await call(gw, 'GET', '/openapi/v3/apis/uc.api.security.svc.run/v1alpha1')).body;
+    const base = '/apis/uc.api.security.svc.run/v1alpha1/personalaccesstokens';
+    expect(Object.fromEntries(operations(tokens).map((o) => [o.op.operationId, `${o.method} ${o.path}`]))).toEqual({
+      createPersonalAccessToken: `post ${base}`,
+      listPersonalAccessTokens: `get ${base}`,
+      getPersonalAccessToken: `get ${base}/{name}`,
+      revokePersonalAccessToken: `delete ${base}/{name}`,
+    });
+    const perms = (await call(gw, 'GET', '/openapi/v3/apis/api.console.svc.run/v1alpha1')).body;
+    expect(perms.paths['/apis/api.console.svc.run/v1alpha1/users/{name}/permissions'].get.operationId).toBe('getUserPermissions');
+  });
+
   it('refuses a route description that is not an object', async () => {
     const p = await plugin(gw, 'baddocs');
     expect(p.status.phase).toBe('FAILED');
