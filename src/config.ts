@@ -2,9 +2,11 @@
  * Configuration from the environment and command-line flags (flags win). CONTRACT §1.
  *   PORT / --port (8090), HOST / --host (127.0.0.1), SVC_DATA_DIR / --data-dir (./data),
  *   MONGODB_URL / --mongodb-url (selects MongoDB), SVC_PLUGINS_DIR / --plugins-dir (./plugins),
- *   SVC_ADMIN_USERNAME (admin), SVC_ADMIN_PASSWORD, LOG_LEVEL (info).
+ *   SVC_ADMIN_USERNAME (admin), SVC_ADMIN_PASSWORD, LOG_LEVEL (info),
+ *   SVC_CORS_ORIGINS (comma-separated origins allowed by CORS; none by default).
  */
 import { parseArgs } from 'node:util';
+import { parseCorsOrigins } from './http/browser.js';
 
 export interface Config {
   port: number;
@@ -15,6 +17,8 @@ export interface Config {
   adminUsername: string;
   adminPassword?: string;
   logLevel: string;
+  /** Origins allowed by CORS (SVC_CORS_ORIGINS); none when empty or unset. */
+  corsOrigins?: string[];
 }
 
 export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
@@ -42,5 +46,6 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     adminUsername: env.SVC_ADMIN_USERNAME || 'admin',
     adminPassword: env.SVC_ADMIN_PASSWORD || undefined,
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
+    corsOrigins: parseCorsOrigins(env.SVC_CORS_ORIGINS),
   };
 }

@@ -35,6 +35,7 @@ import type { Store } from './store/types.js';
 import { withDeadline } from './store/deadline.js';
 import { guardServer } from './http/guard.js';
 import { refuseBadUpgrade } from './http/upgrade.js';
+import { browserPolicy } from './http/browser.js';
 import { resolveLimits, type Limits } from './limits.js';
 
 export interface Gateway {
@@ -189,7 +190,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     log,
   });
 
-  const server = createServer((req, res) => void pipeline.handle(req, res));
+  const browser = browserPolicy(config.corsOrigins ?? []);
+  const server = createServer((req, res) => {
+    if (!browser.apply(req, res)) void pipeline.handle(req, res);
+  });
   guardServer(server, limits);
   server.on('upgrade', (req, socket, head) => void (refuseBadUpgrade(req, socket) || pipeline.upgrade(req, socket, head)));
   await new Promise<void>((resolve, reject) => {

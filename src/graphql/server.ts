@@ -23,6 +23,7 @@ import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { createFastPath, replay } from './fast-path.js';
 import { guardSends } from '../http/send-guard.js';
 import { boundedWebSocketServer } from '../http/websocket.js';
+import { upgradeAuthorization } from '../http/browser.js';
 
 const REBUILD_DELAY_MS = 20;
 
@@ -240,9 +241,16 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       return replay((url, init) => yoga.fetch(url, init, { req, res }), req, res, outcome.body);
     },
     handleUpgrade(req, socket, head) {
-      const header = req.headers.authorization;
       void (async () => {
         let caller: Caller | undefined;
+        let header: string | undefined;
+        try {
+          // The Authorization header, or a browser's token sub-protocol (http/browser.ts).
+          header = upgradeAuthorization(req);
+        } catch (err) {
+          rejectUpgrade(socket, err, '/graphql');
+          return;
+        }
         if (header !== undefined) {
           try {
             caller = await authenticate(header, { address: req.socket.remoteAddress });

@@ -22,6 +22,7 @@ import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/re
 import { resolveEntry } from '../rest/handler.js';
 import type { RouteContext, RouteTable } from './routes.js';
 import { upgradeWatch } from './watch-upgrade.js';
+import { upgradeAuthorization } from './browser.js';
 import { boundedWebSocketServer } from './websocket.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -61,8 +62,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const watchSockets = boundedWebSocketServer({ deflate: true, maxPayload: 4096 });
 
   /** Authentication → request attributes → authorization. Throws 401/403; returns the route context. */
-  async function admitRequest(req: IncomingMessage, method: string, target: RequestTarget, watch: boolean): Promise<RouteContext> {
-    const caller = await authenticate(req.headers.authorization, { address: req.socket.remoteAddress });
+  async function admitRequest(req: IncomingMessage, method: string, target: RequestTarget, watch: boolean, authorization = req.headers.authorization): Promise<RouteContext> {
+    const caller = await authenticate(authorization, { address: req.socket.remoteAddress });
     const info = parseRequestInfo(method, target.pathname, { watch });
     const attrs = attributesOf(caller, info);
     const decision = await authorizer.authorize(attrs);
@@ -99,7 +100,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const target = parseTarget(req.url);
     if (target.pathname === GRAPHQL_PATH) return deps.graphql.handleUpgrade(req, socket, head);
     try {
-      const rc = await admitRequest(req, 'GET', target, true);
+      // A browser's watch may carry its token as a sub-protocol (http/browser.ts).
+      const rc = await admitRequest(req, 'GET', target, true, upgradeAuthorization(req));
       if (!rc.info.isResourceRequest || rc.info.name) throw new NotFound(`no watch endpoint at ${target.pathname}`);
       const entry = resolveEntry(deps.registry, rc.info);
       rejectUnknownParams(target.searchParams, COLLECTION_GET_PARAMS);
