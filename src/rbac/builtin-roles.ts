@@ -119,8 +119,12 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
   role(
     AUTHENTICATED_ROLE,
     'Authenticated',
-    // Personal access tokens: each user creates, lists and revokes only their own.
-    [{ apiGroups: [TOKEN_GROUP], resources: [TOKEN_RESOURCE], verbs: ['create', 'list', 'get', 'delete'] }],
+    // Personal access tokens: each user creates, lists and revokes only their own. The console's
+    // plugin routes: each user sees only those whose model they may list.
+    [
+      { apiGroups: [TOKEN_GROUP], resources: [TOKEN_RESOURCE], verbs: ['create', 'list', 'get', 'delete'] },
+      { apiGroups: [CONSOLE_GROUP], resources: ['routes'], verbs: ['list'] },
+    ],
     { hidden: true },
   ),
   role('guest', 'Guest', [], { dependencies: [ANONYMOUS_ROLE, AUTHENTICATED_ROLE] }),
