@@ -27,8 +27,12 @@ const pluginRoute = (r) => ({
   config: { ...r, path: collectionPath(r.group, r.version, r.resource) },
 });
 
-/** The route a path names: `/console/<name>`; '' is home. */
-const routeName = (pathname) => (pathname.startsWith(`${BASE}/`) ? pathname.slice(BASE.length + 1).split('/')[0] : '');
+/** The route a location names: `/console/<name>` (or `/console/#/<name>`); '' is home. */
+function routeName(pathname, hash = '') {
+  const fromPath = pathname.startsWith(`${BASE}/`) ? pathname.slice(BASE.length + 1).split('/')[0] : '';
+  if (fromPath) return decodeURIComponent(fromPath);
+  return hash.startsWith('#/') ? decodeURIComponent(hash.slice(2).split('/')[0]) : '';
+}
 
 /**
  * The route guard (as Halo's console does): a route is entered only when the user holds every
@@ -132,17 +136,19 @@ function Missing({ name }) {
 
 function Shell({ state, reload, onSignOut }) {
   const { routes, me } = state;
-  const [path, setPath] = useState(location.pathname);
+  const [path, setPath] = useState(location.pathname + location.hash);
   useEffect(() => {
-    const sync = () => setPath(location.pathname);
+    const sync = () => setPath(location.pathname + location.hash);
     window.addEventListener('popstate', sync);
+    window.addEventListener('hashchange', sync);
     window.addEventListener('svc-navigate', sync);
     return () => {
       window.removeEventListener('popstate', sync);
+      window.removeEventListener('hashchange', sync);
       window.removeEventListener('svc-navigate', sync);
     };
   }, []);
-  const current = routeName(path);
+  const current = routeName(location.pathname, location.hash);
   const target = guard(routes, current);
   const menu = routes.filter((r) => hasAll(r.meta.permissions));
   let content;

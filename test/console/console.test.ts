@@ -138,6 +138,9 @@ describe.each(STORES)('console in Chromium (%s)', (store) => {
     await viewer.goto(`${gw.url}/console/users`);
     await visible(viewer.locator('[data-page="forbidden"] [role=alert]'));
     await count(viewer.locator('[data-page="users"]'), 0);
+    await viewer.goto(`${gw.url}/console/#/plugins`);
+    await visible(viewer.locator('[data-page="forbidden"] [role=alert]'));
+    await count(viewer.locator('[data-page="plugins"]'), 0);
 
     const manager = await browser.page();
     await signIn(manager, gw.url, 'manager', USERS.manager.password);
