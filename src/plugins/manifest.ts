@@ -44,7 +44,6 @@ export class PluginError extends Error {
 }
 
 const SPEC_KEYS = new Set(['version', 'displayName', 'description', 'requires', 'models', 'enabled', 'console']);
-const ROUTE_KEYS = new Set(['name', 'title', 'resource', 'permissions', 'managePermissions']);
 const ROUTE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** Names the console's own routes take. */
 const BUILTIN_ROUTES = new Set(['users', 'roles', 'plugins', 'login', 'forbidden']);
@@ -61,16 +60,16 @@ function parseConsole(value: unknown, file: string): ConsoleRoute[] {
   return routes.map((r: unknown, i) => {
     const at = `${file}: spec.console.routes[${i}]`;
     if (!isPlainObject(r)) throw new PluginError(`${at} must be a mapping`);
-    for (const k of Object.keys(r)) if (!ROUTE_KEYS.has(k)) throw new PluginError(`${at}.${k} is not a route field (${[...ROUTE_KEYS].join(', ')})`);
+    // Other keys (an icon, a menu group…) are left to future consoles and ignored here.
     if (typeof r.name !== 'string' || !ROUTE_NAME.test(r.name)) throw new PluginError(`${at}.name must be 1-63 characters of [a-z0-9-]`);
     if (BUILTIN_ROUTES.has(r.name)) throw new PluginError(`${at}.name "${r.name}" is a built-in console route`);
     if (seen.has(r.name)) throw new PluginError(`${at}.name "${r.name}" is given twice`);
     seen.add(r.name);
     if (typeof r.resource !== 'string' || !r.resource) throw new PluginError(`${at}.resource must name a model's plural`);
     if (r.title !== undefined && typeof r.title !== 'string') throw new PluginError(`${at}.title must be a string`);
-    if (!stringList(r.permissions)) throw new PluginError(`${at}.permissions must be a list of UI permissions`);
+    if (r.permissions !== undefined && !stringList(r.permissions)) throw new PluginError(`${at}.permissions must be a list of UI permissions`);
     if (r.managePermissions !== undefined && !stringList(r.managePermissions)) throw new PluginError(`${at}.managePermissions must be a list of UI permissions`);
-    const permissions = r.permissions;
+    const permissions = (r.permissions as string[] | undefined) ?? [];
     return {
       name: r.name,
       title: (r.title as string | undefined) ?? r.name,

@@ -23,6 +23,9 @@ describe('spec.console.routes', () => {
       { name: 'keepers', title: 'keepers', resource: 'keepers', permissions: ['plugin:zoo:keepers-view'], managePermissions: ['plugin:zoo:admin'] },
     ]);
     expect(parseManifest(manifest(''), 'plugin.yaml').consoleRoutes).toEqual([]);
+    // Keys a later console may read are ignored; no permissions means every user who may list the model.
+    const lenient = parseManifest(manifest('  console: {routes: [{name: a, resource: as, icon: star}]}'), 'plugin.yaml');
+    expect(lenient.consoleRoutes).toEqual([{ name: 'a', title: 'a', resource: 'as', permissions: [], managePermissions: [] }]);
   });
 
   it.each([
@@ -35,7 +38,6 @@ describe('spec.console.routes', () => {
     ['  console: {routes: [{name: a, permissions: []}]}', /resource must name/],
     ['  console: {routes: [{name: a, resource: a, permissions: "x"}]}', /permissions must be a list/],
     ['  console: {routes: [{name: a, resource: a, permissions: [], managePermissions: [1]}]}', /managePermissions must be a list/],
-    ['  console: {routes: [{name: a, resource: a, permissions: [], view: x.js}]}', /view is not a route field/],
   ])('refuses %s', (text, message) => {
     expect(() => parseManifest(manifest(text), 'plugin.yaml')).toThrow(message);
   });
