@@ -119,6 +119,7 @@ export function watch(path, params, onEvent) {
   let ws;
   let stopped = false;
   let timer;
+  let delay = 1000;
   const open = () => {
     const protocols = ['svc.watch'];
     if (session.token) protocols.push(TOKEN_PROTOCOL + base64url(session.token));
@@ -130,12 +131,16 @@ export function watch(path, params, onEvent) {
       } catch {
         return;
       }
+      delay = 1000;
       if (ev.type === 'ERROR') url.searchParams.delete('resourceVersion');
       else if (ev.resourceVersion) url.searchParams.set('resourceVersion', ev.resourceVersion);
       onEvent(ev);
     };
+    // Reconnect after a drop, backing off (up to 30 s) while the gateway refuses or is away.
     ws.onclose = () => {
-      if (!stopped) timer = setTimeout(open, 2000);
+      if (stopped) return;
+      timer = setTimeout(open, delay);
+      delay = Math.min(delay * 2, 30000);
     };
   };
   open();

@@ -153,7 +153,8 @@ export function SchemaForm({ route, object, onDone, onCancel }) {
       : html`<${Field} label="Name" name="metadata.name" value=${values['metadata.name']} onInput=${set('metadata.name')}
           error=${fieldError('metadata.name')} required=${true} hint="Lowercase letters, digits and dashes" />`}
     <${Field} label="Labels" name="metadata.labels" kind="textarea" value=${values['metadata.labels']} onInput=${set('metadata.labels')}
-      error=${fieldError('metadata.labels')} hint="One key=value per line" />
+      error=${Object.keys(errors).filter((k) => k.startsWith('metadata.labels')).map((k) => errors[k].join('; ')).join('; ') || undefined}
+      hint="One key=value per line" />
     ${fields.map(
       (f) => html`<${Field}
         label=${f.label}
