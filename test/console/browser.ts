@@ -39,7 +39,7 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(20_000);
   return {
     context,
     async page() {
@@ -71,7 +71,7 @@ export async function screenshotFailure(browser: Browser | undefined, name: stri
 }
 
 /** Waits until the locator matches exactly `n` elements. */
-export async function count(locator: Locator, n: number, timeout = 10_000): Promise<void> {
+export async function count(locator: Locator, n: number, timeout = 20_000): Promise<void> {
   const until = Date.now() + timeout;
   let last = -1;
   while (Date.now() < until) {

@@ -4,9 +4,12 @@
  * the route guard, the form generated from a model's JSON Schema (with a 422), the live list,
  * and the roles, users and plugins pages. Also the console's files (public, strict CSP).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it as vitestIt } from 'vitest';
 import { ADMIN, ANONYMOUSLY, basicAuth, call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { count, launchChromium, screenshotFailure, signIn, visible, type Browser } from './browser.js';
+
+/** A browser test may wait on a busy machine (the whole suite shares two cores): 90 s each. */
+const it = (name: string, fn: () => Promise<void>) => vitestIt(name, fn, 90_000);
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 const TOKENS = '/apis/uc.api.security.svc.run/v1alpha1/personalaccesstokens';
