@@ -4,8 +4,10 @@
  *   MONGODB_URL / --mongodb-url (selects MongoDB), SVC_PLUGINS_DIR / --plugins-dir (./plugins),
  *   SVC_ADMIN_USERNAME (admin), SVC_ADMIN_PASSWORD, LOG_LEVEL (info),
  *   SVC_AUDIT_LOG (unset: no audit log; `-`: stdout), SVC_AUDIT_POLICY (unset: every audited request at Metadata).
+ *   SVC_CORS_ORIGINS (comma-separated origins allowed by CORS; none by default).
  */
 import { parseArgs } from 'node:util';
+import { parseCorsOrigins } from './http/browser.js';
 
 export interface Config {
   port: number;
@@ -20,6 +22,8 @@ export interface Config {
   auditLog?: string;
   /** SVC_AUDIT_POLICY: a YAML audit policy (levels None and Metadata per resource). */
   auditPolicy?: string;
+  /** Origins allowed by CORS (SVC_CORS_ORIGINS); none when empty or unset. */
+  corsOrigins?: string[];
 }
 
 export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
@@ -49,5 +53,6 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
     auditLog: env.SVC_AUDIT_LOG || undefined,
     auditPolicy: env.SVC_AUDIT_POLICY || undefined,
+    corsOrigins: parseCorsOrigins(env.SVC_CORS_ORIGINS),
   };
 }

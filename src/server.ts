@@ -35,6 +35,8 @@ import type { Store } from './store/types.js';
 import { withDeadline } from './store/deadline.js';
 import { guardServer } from './http/guard.js';
 import { refuseBadUpgrade } from './http/upgrade.js';
+import { browserPolicy } from './http/browser.js';
+import { consoleServer } from './console/serve.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { healthEndpoint, probeCheck, type PublicEndpoint } from './ops/health.js';
 import { openAuditLog, type AuditLog } from './ops/audit.js';
@@ -207,6 +209,15 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     registry,
     customRoutes,
     platform: platformRoutes({
+      consoleRoutes: () =>
+        plugins.consoleRoutes().flatMap(({ plugin, routes: list }) =>
+          list.flatMap((r) => {
+            const entry = registry.entries().find((e) => e.model.plugin === plugin && e.model.plural === r.resource);
+            if (!entry) return [];
+            const { group, version, kind, schema } = entry.model;
+            return [{ plugin, ...r, group, version, kind, schema }];
+          }),
+        ),
       tokens,
       describe: (caller) => rbac.describe(caller),
       userExists: async (name) => !!(await platformStore('users').get(name)),
@@ -237,7 +248,15 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     observer,
   });
 
-  const server = createServer((req, res) => void pipeline.handle(req, res));
+  const browser = browserPolicy(config.corsOrigins ?? []);
+  // The console's files are public (its sign-in page loads first); its API calls are not.
+  const consoleFiles = consoleServer();
+  const server = createServer((req, res) => {
+    if (browser.apply(req, res)) return;
+    const pathname = (req.url ?? '/').split('?')[0]!;
+    if (consoleFiles.owns(pathname)) return consoleFiles.serve(req, res, pathname);
+    void pipeline.handle(req, res);
+  });
   guardServer(server, limits);
   server.on('upgrade', (req, socket, head) => void (refuseBadUpgrade(req, socket) || pipeline.upgrade(req, socket, head)));
   await new Promise<void>((resolve, reject) => {

@@ -24,6 +24,7 @@ import { createFastPath, replay } from './fast-path.js';
 import { guardSends } from '../http/send-guard.js';
 import { boundedWebSocketServer } from '../http/websocket.js';
 import type { FieldOutcome } from '../ops/observer.js';
+import { upgradeAuthorization } from '../http/browser.js';
 
 const REBUILD_DELAY_MS = 20;
 
@@ -306,9 +307,16 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       return replay((url, init) => yoga.fetch(url, init, { req, res }), req, res, outcome.body);
     },
     handleUpgrade(req, socket, head) {
-      const header = req.headers.authorization;
       void (async () => {
         let caller: Caller | undefined;
+        let header: string | undefined;
+        try {
+          // The Authorization header, or a browser's token sub-protocol (http/browser.ts).
+          header = upgradeAuthorization(req);
+        } catch (err) {
+          rejectUpgrade(socket, err, '/graphql');
+          return;
+        }
         if (header !== undefined) {
           try {
             caller = await authenticate(header, { address: req.socket.remoteAddress });

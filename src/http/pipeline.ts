@@ -25,6 +25,7 @@ import { resolveEntry } from '../rest/handler.js';
 import { discoveryRoot } from '../apidocs/routes.js';
 import type { RouteContext, RouteTable } from './routes.js';
 import { upgradeWatch } from './watch-upgrade.js';
+import { upgradeAuthorization } from './browser.js';
 import { boundedWebSocketServer } from './websocket.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -68,10 +69,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const watchSockets = boundedWebSocketServer({ deflate: true, maxPayload: 4096 });
 
   /** Authentication → request attributes → authorization. Throws 401/403; returns the route context. */
-  async function admitRequest(req: IncomingMessage, method: string, target: RequestTarget, watch: boolean, seen?: Observation): Promise<RouteContext> {
+  async function admitRequest(
+    req: IncomingMessage,
+    method: string,
+    target: RequestTarget,
+    watch: boolean,
+    seen?: Observation,
+    authorization = req.headers.authorization,
+  ): Promise<RouteContext> {
     const info = parseRequestInfo(method, target.pathname, { watch });
     if (seen) seen.info = info;
-    const caller = await authenticate(req.headers.authorization, { address: req.socket.remoteAddress });
+    const caller = await authenticate(authorization, { address: req.socket.remoteAddress });
     if (seen) seen.caller = caller;
     const attrs = attributesOf(caller, info);
     let decision = await authorizer.authorize(attrs);
@@ -118,7 +126,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return deps.graphql.handleUpgrade(req, socket, head);
     }
     try {
-      const rc = await admitRequest(req, 'GET', target, true, seen);
+      // A browser's watch may carry its token as a sub-protocol (http/browser.ts).
+      const rc = await admitRequest(req, 'GET', target, true, seen, upgradeAuthorization(req));
       if (!rc.info.isResourceRequest || rc.info.name) throw new NotFound(`no watch endpoint at ${target.pathname}`);
       const entry = resolveEntry(deps.registry, rc.info);
       rejectUnknownParams(target.searchParams, COLLECTION_GET_PARAMS);

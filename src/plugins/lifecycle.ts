@@ -24,7 +24,7 @@ import { codeEntry, loadCode, type PluginCode } from './code-loader.js';
 import type { MountedRoute, RouteTable } from './custom-routes.js';
 import type { GraphQLExtension } from './graphql-extension.js';
 import { findPluginDirs, type PluginSource } from './loader.js';
-import { PluginError, readManifest, type PluginManifest } from './manifest.js';
+import { PluginError, readManifest, type ConsoleRoute, type PluginManifest } from './manifest.js';
 import { createModelClient, privilegedContext } from './model-client.js';
 import type { PluginContext } from './plugin-context.js';
 import { PLUGIN_KIND, PLUGIN_KIND_OPTIONS, type PluginPhase, type PluginStatus } from './plugin-kind.js';
@@ -73,6 +73,13 @@ export class PluginController {
   /** GraphQL extensions of the started plugins. */
   graphqlExtensions(): { plugin: string; extension: GraphQLExtension }[] {
     return [...this.extensions].map(([plugin, extension]) => ({ plugin, extension }));
+  }
+
+  /** Console routes (manifest spec.console.routes) of the started plugins, by plugin. */
+  consoleRoutes(): { plugin: string; routes: ConsoleRoute[] }[] {
+    return [...this.plugins.values()]
+      .filter((rt) => rt.running && rt.manifest?.consoleRoutes.length)
+      .map((rt) => ({ plugin: rt.name, routes: rt.manifest!.consoleRoutes }));
   }
 
   /** Phase as this process sees it (for tests and logs). */
