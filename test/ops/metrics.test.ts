@@ -9,6 +9,7 @@ import { ANONYMOUSLY, call, STORES, startTestGateway, type TestGateway } from '.
 import { bind, createRole, createUser, watchSocket } from '../helpers/rbac.js';
 import { MAX_OPERATION_NAMES } from '../../src/ops/metrics.js';
 import { scrape, value } from './prom.js';
+import { wsClient } from '../graphql/helpers.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 const PERSON_LABELS = { group: 'people.example.com', version: 'v1alpha1', resource: 'persons' };
@@ -95,6 +96,27 @@ describe.each(STORES)('/metrics (%s)', (kind) => {
       after = value((await scrape(gw)).samples, 'svc_watchers', PERSON_LABELS) ?? 0;
     }
     expect(after).toBe(0);
+  });
+
+  it('svc_watchers counts GraphQL subscriptions too', async () => {
+    const client = wsClient(gw, { authorization: (await import('../helpers/gateway.js')).adminAuth });
+    const events = client.iterate({ query: 'subscription Follow { peopleExampleCom_v1alpha1_watchPersons { type } }' });
+    const first = events.next();
+    let open = 0;
+    for (let i = 0; i < 100 && open !== 1; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      open = value((await scrape(gw)).samples, 'svc_watchers', PERSON_LABELS) ?? 0;
+    }
+    expect(open).toBe(1);
+    await events.return?.();
+    void first.catch(() => undefined);
+    await client.dispose();
+    for (let i = 0; i < 100 && open !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      open = value((await scrape(gw)).samples, 'svc_watchers', PERSON_LABELS) ?? 0;
+    }
+    expect(open).toBe(0);
+    expect(value((await scrape(gw)).samples, 'graphql_operations_total', { operation_type: 'subscription', operation_name: 'Follow', code: 'OK' })).toBe(1);
   });
 
   it('labels stay bounded: object names and unknown paths never become label values', async () => {
