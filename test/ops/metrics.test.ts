@@ -76,7 +76,11 @@ describe.each(STORES)('/metrics (%s)', (kind) => {
     const plain = await createUser(gw, 'plain-graphql');
     const denied = await call(gw, 'POST', '/graphql', { query: 'mutation Sneaky { __typename }' }, { authorization: plain });
     expect(denied.status).toBe(200);
+    expect((await call(gw, 'POST', '/graphql', { query: 'query Broken { noSuchField }' })).body.errors).toHaveLength(1);
+    expect((await call(gw, 'POST', '/graphql', { query: 'query {' })).body.errors).toHaveLength(1);
     const { samples } = await scrape(gw);
+    expect(value(samples, 'graphql_operations_total', { operation_type: 'query', operation_name: 'Broken', code: 'GRAPHQL_VALIDATION_FAILED' })).toBe(1);
+    expect(value(samples, 'graphql_operations_total', { code: 'GRAPHQL_PARSE_FAILED' })).toBe(1);
     expect(value(samples, 'graphql_operations_total', { operation_type: 'query', operation_name: 'CountMe', code: 'OK' })).toBe(1);
     expect(value(samples, 'graphql_operations_total', { operation_type: 'query', operation_name: 'CountMeToo', code: 'OK' })).toBe(1);
     expect(value(samples, 'graphql_operations_total', { operation_type: 'mutation', operation_name: 'Sneaky' })).toBe(1);
