@@ -43,6 +43,9 @@ import { RequestObserver } from './ops/observer.js';
 import { prettyDestination } from './ops/pretty.js';
 import { withStoreMetrics } from './ops/store-metrics.js';
 import { watchesOf } from './registry/open-watches.js';
+import { ApiDocs } from './apidocs/service.js';
+import { apiDocsRoutes } from './apidocs/routes.js';
+import { publicPages } from './apidocs/public.js';
 
 export interface Gateway {
   url: string;
@@ -198,6 +201,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         serveCustomRoute(req, res, { route: m, info: rc.info, caller: rc.caller, authorizer: rc.operations.authorizer, registry, log });
     },
   };
+  const apiDocs = new ApiDocs({ registry, authorizer, routes: pluginRoutes });
+  const docsRoute = apiDocsRoutes(apiDocs);
   const routes = createRouteTable({
     registry,
     customRoutes,
@@ -206,16 +211,19 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       describe: (caller) => rbac.describe(caller),
       userExists: async (name) => !!(await platformStore('users').get(name)),
     }),
-    nonResource: new Map(metrics ? [['/metrics', metricsRoute(metrics)]] : []),
+    nonResource: (method, info, target) => (metrics && target.pathname === '/metrics' ? metricsRoute(metrics) : docsRoute(method, info, target)),
   });
+  const pages = publicPages();
   const pipeline = createPipeline({
     authenticate,
     authorizer,
     routes,
     registry,
     graphql,
+    graphiqlPage: pages.graphiql,
     publicEndpoints: new Map<string, PublicEndpoint>([
       ['/healthz', health],
+      ...pages.endpoints,
       ['/livez', healthEndpoint('/livez', [])],
       [
         '/readyz',

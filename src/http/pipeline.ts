@@ -22,6 +22,7 @@ import type { Observation, RequestObserver } from '../ops/observer.js';
 import { COLLECTION_GET_PARAMS, GRAPHQL_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/requestinfo.js';
 import { resolveEntry } from '../rest/handler.js';
+import { discoveryRoot } from '../apidocs/routes.js';
 import type { RouteContext, RouteTable } from './routes.js';
 import { upgradeWatch } from './watch-upgrade.js';
 import { boundedWebSocketServer } from './websocket.js';
@@ -39,6 +40,8 @@ export interface PipelineDeps {
   routes: RouteTable;
   registry: Registry;
   graphql: GraphQLDoor;
+  /** GraphiQL, served for a GET of /graphql that accepts text/html (apidocs/pages.ts). */
+  graphiqlPage?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** Paths served to everyone, before authentication (e.g. /healthz), with the query parameters each accepts. */
   publicEndpoints: ReadonlyMap<string, PublicEndpoint>;
   log: Logger;
@@ -71,7 +74,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const caller = await authenticate(req.headers.authorization, { address: req.socket.remoteAddress });
     if (seen) seen.caller = caller;
     const attrs = attributesOf(caller, info);
-    const decision = await authorizer.authorize(attrs);
+    let decision = await authorizer.authorize(attrs);
+    // A right on /apis (/api) also opens the discovery paths below it (apidocs/routes.ts).
+    const root = decision.allowed ? undefined : discoveryRoot(info);
+    if (root) decision = await authorizer.authorize({ ...attrs, path: root });
     // A watch may open restricted to the objects a resourceNames grant names (operations/watch.ts).
     const partialWatch = info.verb === 'watch' && !!decision.names?.size;
     if (!decision.allowed && !partialWatch) {
@@ -92,6 +98,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       }
       if (target.pathname === GRAPHQL_PATH) {
         rejectUnknownParams(target.searchParams, GRAPHQL_PARAMS);
+        const wantsPage = (req.method === 'GET' || req.method === 'HEAD') && /\btext\/html\b/.test(String(req.headers.accept ?? ''));
+        if (wantsPage && deps.graphiqlPage) return await deps.graphiqlPage(req, res);
         return await deps.graphql.handle(req, res);
       }
       const method = req.method ?? 'GET';

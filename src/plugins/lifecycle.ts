@@ -300,7 +300,7 @@ export class PluginController {
       const owned = routeGroups(entries.map((e) => e.model.group));
       const mountedRoutes: MountedRoute[] = (code?.routes ?? []).map((r, i) => {
         const checked = checkRoute(name, r, owned, (g, v, res) => registry.find(g, v, res) !== undefined, `${codeFile} routes[${i}]`);
-        return { plugin: name, method: checked.method, segments: checked.segments, handler: r.handler };
+        return { plugin: name, method: checked.method, segments: checked.segments, handler: r.handler, ...(r.openapi ? { openapi: r.openapi } : {}) };
       });
       try {
         routes.mount(name, mountedRoutes);
