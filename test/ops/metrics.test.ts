@@ -102,6 +102,29 @@ describe.each(STORES)('/metrics (%s)', (kind) => {
     expect(after).toBe(0);
   });
 
+  it('svc_watchers counts ndjson watches (GET ?watch=true)', async () => {
+    const abort = new AbortController();
+    const res = await fetch(`${gw.url}${PERSONS}?watch=true`, { headers: { authorization: (await import('../helpers/gateway.js')).adminAuth }, signal: abort.signal });
+    expect(res.status).toBe(200);
+    let open = 0;
+    for (let i = 0; i < 100 && open !== 1; i++) {
+      open = value((await scrape(gw)).samples, 'svc_watchers', PERSON_LABELS) ?? 0;
+      if (open !== 1) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(open).toBe(1);
+    abort.abort();
+    await res.body?.cancel().catch(() => undefined);
+    for (let i = 0; i < 100 && open !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      open = value((await scrape(gw)).samples, 'svc_watchers', PERSON_LABELS) ?? 0;
+    }
+    expect(open).toBe(0);
+    const { samples } = await scrape(gw);
+    expect(value(samples, 'apiserver_request_total', { verb: 'watch', ...PERSON_LABELS })).toBeGreaterThanOrEqual(1);
+    // A watch lasts as long as it stays open: it is counted, not timed.
+    expect(value(samples, 'apiserver_request_duration_seconds_count', { verb: 'watch' })).toBeUndefined();
+  });
+
   it('svc_watchers counts GraphQL subscriptions too', async () => {
     const client = wsClient(gw, { authorization: (await import('../helpers/gateway.js')).adminAuth });
     const events = client.iterate({ query: 'subscription Follow { peopleExampleCom_v1alpha1_watchPersons { type } }' });
