@@ -96,7 +96,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const log = options.logger ?? pino({ level: config.logLevel }, process.stdout.isTTY ? prettyDestination(process.stdout) : undefined);
 
   // The audit policy is read first: a bad one fails the start before anything is opened.
-  const audit: AuditLog | undefined = config.auditLog ? openAuditLog({ path: config.auditLog, policyFile: config.auditPolicy }) : undefined;
+  const audit: AuditLog | undefined = config.auditLog
+    ? openAuditLog({ path: config.auditLog, policyFile: config.auditPolicy, onError: (err) => log.error({ err: err.message }, 'audit log write failed') })
+    : undefined;
   let registryRef: Registry | undefined;
   const metrics =
     options.metrics === false

@@ -73,6 +73,19 @@ const useOperationCount = (observe: GraphQLObserver): Plugin => {
     return { type: op?.operation ?? 'unknown', name: op?.name?.value ?? args.operationName ?? undefined };
   };
   return {
+    // Documents that do not parse or validate never execute: counted here.
+    onParse() {
+      return ({ result }) => {
+        if (result instanceof Error) observe.graphqlOperation('unknown', undefined, 'GRAPHQL_PARSE_FAILED');
+      };
+    },
+    onValidate({ params }) {
+      return ({ valid }) => {
+        if (valid) return;
+        const op = getOperationAST(params.documentAST);
+        observe.graphqlOperation(op?.operation ?? 'unknown', op?.name?.value, 'GRAPHQL_VALIDATION_FAILED');
+      };
+    },
     onExecute({ args }) {
       return {
         onExecuteDone({ result }) {

@@ -17,7 +17,8 @@
  * The first rule that matches decides; without a match (or a policy) the level is Metadata.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { load } from 'js-yaml';
 import { destination } from 'pino';
 
@@ -128,18 +129,30 @@ export interface AuditOptions {
   destination: string;
   /** Policy rules (parsePolicy), first match wins; none: everything at Metadata. */
   policy?: PolicyRule[];
+  /** Told when writing fails later (e.g. the disk is full); default: ignored. */
+  onError?: (err: Error) => void;
 }
 
 /** Opens the audit log (the policy file is read and checked here: a bad one fails the start). */
-export function openAuditLog(o: { path: string; policyFile?: string }): AuditLog {
+export function openAuditLog(o: { path: string; policyFile?: string; onError?: (err: Error) => void }): AuditLog {
   const policy = o.policyFile ? parsePolicy(readFileSync(o.policyFile, 'utf8'), o.policyFile) : undefined;
-  return createAuditLog({ destination: o.path, policy });
+  if (o.path !== '-') {
+    // Opened once here so that a path that cannot be written fails the start with its name.
+    try {
+      mkdirSync(dirname(o.path), { recursive: true });
+      closeSync(openSync(o.path, 'a'));
+    } catch (e) {
+      throw new Error(`SVC_AUDIT_LOG: cannot open ${o.path} for appending (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  }
+  return createAuditLog({ destination: o.path, policy, onError: o.onError });
 }
 
 export function createAuditLog(o: AuditOptions): AuditLog {
   const out = o.destination === '-' ? destination({ dest: 1, sync: false }) : destination({ dest: o.destination, sync: false, mkdir: true, append: true });
   const rules = o.policy ?? [];
   let closed = false;
+  out.on('error', (err: Error) => o.onError?.(err));
   return {
     write(record) {
       if (closed) return;

@@ -186,6 +186,16 @@ describe('audit configuration', () => {
     expect(none.auditPolicy).toBeUndefined();
   });
 
+  it('an audit log path that cannot be written stops the start with its name', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-audit-ro-'));
+    try {
+      // A directory cannot be opened for appending.
+      expect(() => openAuditLog({ path: dir })).toThrow(new RegExp(`SVC_AUDIT_LOG: cannot open ${dir}`));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a policy file that cannot be read stops the start with its name', () => {
     expect(() => openAuditLog({ path: '-', policyFile: '/nonexistent/audit-policy.yaml' })).toThrow(/audit-policy\.yaml/);
   });

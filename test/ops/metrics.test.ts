@@ -9,6 +9,7 @@ import { ANONYMOUSLY, call, STORES, startTestGateway, type TestGateway } from '.
 import { bind, createRole, createUser, watchSocket } from '../helpers/rbac.js';
 import { MAX_OPERATION_NAMES } from '../../src/ops/metrics.js';
 import { scrape, value } from './prom.js';
+import { wsClient } from '../graphql/helpers.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 const PERSON_LABELS = { group: 'people.example.com', version: 'v1alpha1', resource: 'persons' };
@@ -75,7 +76,11 @@ describe.each(STORES)('/metrics (%s)', (kind) => {
     const plain = await createUser(gw, 'plain-graphql');
     const denied = await call(gw, 'POST', '/graphql', { query: 'mutation Sneaky { __typename }' }, { authorization: plain });
     expect(denied.status).toBe(200);
+    expect((await call(gw, 'POST', '/graphql', { query: 'query Broken { noSuchField }' })).body.errors).toHaveLength(1);
+    expect((await call(gw, 'POST', '/graphql', { query: 'query {' })).body.errors).toHaveLength(1);
     const { samples } = await scrape(gw);
+    expect(value(samples, 'graphql_operations_total', { operation_type: 'query', operation_name: 'Broken', code: 'GRAPHQL_VALIDATION_FAILED' })).toBe(1);
+    expect(value(samples, 'graphql_operations_total', { code: 'GRAPHQL_PARSE_FAILED' })).toBe(1);
     expect(value(samples, 'graphql_operations_total', { operation_type: 'query', operation_name: 'CountMe', code: 'OK' })).toBe(1);
     expect(value(samples, 'graphql_operations_total', { operation_type: 'query', operation_name: 'CountMeToo', code: 'OK' })).toBe(1);
     expect(value(samples, 'graphql_operations_total', { operation_type: 'mutation', operation_name: 'Sneaky' })).toBe(1);
@@ -95,6 +100,50 @@ describe.each(STORES)('/metrics (%s)', (kind) => {
       after = value((await scrape(gw)).samples, 'svc_watchers', PERSON_LABELS) ?? 0;
     }
     expect(after).toBe(0);
+  });
+
+  it('svc_watchers counts ndjson watches (GET ?watch=true)', async () => {
+    const abort = new AbortController();
+    const res = await fetch(`${gw.url}${PERSONS}?watch=true`, { headers: { authorization: (await import('../helpers/gateway.js')).adminAuth }, signal: abort.signal });
+    expect(res.status).toBe(200);
+    let open = 0;
+    for (let i = 0; i < 100 && open !== 1; i++) {
+      open = value((await scrape(gw)).samples, 'svc_watchers', PERSON_LABELS) ?? 0;
+      if (open !== 1) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(open).toBe(1);
+    abort.abort();
+    await res.body?.cancel().catch(() => undefined);
+    for (let i = 0; i < 100 && open !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      open = value((await scrape(gw)).samples, 'svc_watchers', PERSON_LABELS) ?? 0;
+    }
+    expect(open).toBe(0);
+    const { samples } = await scrape(gw);
+    expect(value(samples, 'apiserver_request_total', { verb: 'watch', ...PERSON_LABELS })).toBeGreaterThanOrEqual(1);
+    // A watch lasts as long as it stays open: it is counted, not timed.
+    expect(value(samples, 'apiserver_request_duration_seconds_count', { verb: 'watch' })).toBeUndefined();
+  });
+
+  it('svc_watchers counts GraphQL subscriptions too', async () => {
+    const client = wsClient(gw, { authorization: (await import('../helpers/gateway.js')).adminAuth });
+    const events = client.iterate({ query: 'subscription Follow { peopleExampleCom_v1alpha1_watchPersons { type } }' });
+    const first = events.next();
+    let open = 0;
+    for (let i = 0; i < 100 && open !== 1; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      open = value((await scrape(gw)).samples, 'svc_watchers', PERSON_LABELS) ?? 0;
+    }
+    expect(open).toBe(1);
+    await events.return?.();
+    void first.catch(() => undefined);
+    await client.dispose();
+    for (let i = 0; i < 100 && open !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      open = value((await scrape(gw)).samples, 'svc_watchers', PERSON_LABELS) ?? 0;
+    }
+    expect(open).toBe(0);
+    expect(value((await scrape(gw)).samples, 'graphql_operations_total', { operation_type: 'subscription', operation_name: 'Follow', code: 'OK' })).toBe(1);
   });
 
   it('labels stay bounded: object names and unknown paths never become label values', async () => {
