@@ -132,6 +132,9 @@ export const GRAPHIQL_PAGE = page(`<!doctype html>
 </body></html>
 `);
 
+// /graphql answers HTML or GraphQL responses by the Accept header.
+GRAPHIQL_PAGE.headers.vary = 'Accept';
+
 /** Swagger UI over the /openapi/v3 index: one entry per group-version, plus the combined document. */
 const DOCS_JS = `'use strict';
 (function () {
