@@ -36,6 +36,13 @@ import { withDeadline } from './store/deadline.js';
 import { guardServer } from './http/guard.js';
 import { refuseBadUpgrade } from './http/upgrade.js';
 import { resolveLimits, type Limits } from './limits.js';
+import { healthEndpoint, probeCheck, type PublicEndpoint } from './ops/health.js';
+import { openAuditLog, type AuditLog } from './ops/audit.js';
+import { GatewayMetrics, metricsRoute } from './ops/metrics.js';
+import { RequestObserver } from './ops/observer.js';
+import { prettyDestination } from './ops/pretty.js';
+import { withStoreMetrics } from './ops/store-metrics.js';
+import { watchesOf } from './registry/open-watches.js';
 import { ApiDocs } from './apidocs/service.js';
 import { apiDocsRoutes } from './apidocs/routes.js';
 import { publicPages } from './apidocs/public.js';
@@ -69,6 +76,8 @@ export interface GatewayOptions {
   securityPollMs?: number;
   /** Overrides rows of src/limits.ts (tests use short deadlines). */
   limits?: Partial<Limits>;
+  /** false: no Prometheus metrics are kept and /metrics is not served (benchmarks compare). */
+  metrics?: boolean;
 }
 
 /** `storeTimeoutMs`: the store deadline; MongoDB operations are also cancelled after it. */
@@ -81,13 +90,31 @@ export function openStore(config: Config, storeTimeoutMs?: number): Promise<Stor
 const HEALTH_TIMEOUT_MS = 3000;
 
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
-  const log = options.logger ?? pino({ level: config.logLevel });
+  // JSON lines, or readable lines when stdout is a terminal (CONTRACT §10 request log).
+  const log = options.logger ?? pino({ level: config.logLevel }, process.stdout.isTTY ? prettyDestination(process.stdout) : undefined);
 
+  // The audit policy is read first: a bad one fails the start before anything is opened.
+  const audit: AuditLog | undefined = config.auditLog ? openAuditLog({ path: config.auditLog, policyFile: config.auditPolicy }) : undefined;
+  let registryRef: Registry | undefined;
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : new GatewayMetrics(() =>
+          (registryRef?.entries() ?? []).map((e) => ({
+            group: e.model.group,
+            version: e.model.version,
+            resource: e.model.plural,
+            count: watchesOf(e.model.storage.key, e.store),
+          })),
+        );
   const limits = resolveLimits(process.env, options.limits);
-  const store = withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
+  const deadlined = withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
+  const store = metrics ? withStoreMetrics(deadlined, (kind, op, s) => metrics.storeOperation(kind, op, s)) : deadlined;
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
   const registry = new Registry(store);
+  registryRef = registry;
+  const observer = new RequestObserver({ metrics, audit, log, known: (g, v, r) => registry.find(g, v, r) !== undefined });
   const platformStore = (plural: string) => {
     const entry = registry.find('', 'v1alpha1', plural);
     if (!entry) throw new Unavailable(`platform kind ${plural} is not registered`);
@@ -113,6 +140,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   let pluginController: PluginController | undefined;
   const graphql = createGraphQL({
     registry,
+    observe: observer,
     authorizer,
     authenticate,
     describeCaller: (caller) => rbac.describe(caller),
@@ -174,15 +202,16 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     },
   };
   const apiDocs = new ApiDocs({ registry, authorizer, routes: pluginRoutes });
+  const docsRoute = apiDocsRoutes(apiDocs);
   const routes = createRouteTable({
     registry,
     customRoutes,
-    nonResource: apiDocsRoutes(apiDocs),
     platform: platformRoutes({
       tokens,
       describe: (caller) => rbac.describe(caller),
       userExists: async (name) => !!(await platformStore('users').get(name)),
     }),
+    nonResource: (method, info, target) => (metrics && target.pathname === '/metrics' ? metricsRoute(metrics) : docsRoute(method, info, target)),
   });
   const pages = publicPages();
   const pipeline = createPipeline({
@@ -192,8 +221,20 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     registry,
     graphql,
     graphiqlPage: pages.graphiql,
-    publicEndpoints: new Map([['/healthz', health], ...pages.endpoints]),
+    publicEndpoints: new Map<string, PublicEndpoint>([
+      ['/healthz', health],
+      ...pages.endpoints,
+      ['/livez', healthEndpoint('/livez', [])],
+      [
+        '/readyz',
+        healthEndpoint('/readyz', [
+          probeCheck('store', () => store.ping(), HEALTH_TIMEOUT_MS, `the ${store.kind} store does not answer`),
+          { name: 'plugins', run: async () => plugins.notStarted() },
+        ]),
+      ],
+    ]),
     log,
+    observer,
   });
 
   const server = createServer((req, res) => void pipeline.handle(req, res));
@@ -224,6 +265,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await store.close();
+      metrics?.close();
+      audit?.close();
     },
   };
 }
