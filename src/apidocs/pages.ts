@@ -1,7 +1,7 @@
 /**
  * The HTML pages (landing page `/`, API reference `/docs`, GraphiQL at `/graphql`) and the
  * static assets they load, every one served by the gateway itself from installed packages
- * (swagger-ui-dist, @graphql-yoga/graphiql): the pages work with no internet.
+ * (swagger-ui-dist, @graphql-yoga/render-graphiql): the pages work with no internet.
  *
  * Every page is sent with a strict Content-Security-Policy: scripts only from the gateway
  * (`script-src 'self'`, plus the sha256 of any inline script, computed when the page is built)
@@ -18,7 +18,23 @@ import { promisify } from 'node:util';
 const gzipAsync = promisify(gzip);
 const require = createRequire(import.meta.url);
 const SWAGGER_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
-const GRAPHIQL_DIR = join(dirname(require.resolve('@graphql-yoga/graphiql/package.json')), 'dist');
+/**
+ * GraphiQL's bundle, stylesheet and Monaco workers, as the strings @graphql-yoga/render-graphiql
+ * ships (it inlines them into one page; we serve them as files, so no inline script is needed).
+ * Loaded on first use: about 9 MB.
+ */
+interface GraphiQLFiles {
+  js: string;
+  css: string;
+  editorWorkerService: string;
+  jsonWorker: string;
+  graphqlWorker: string;
+}
+let graphiqlFiles: GraphiQLFiles | undefined;
+function graphiql(): GraphiQLFiles {
+  graphiqlFiles ??= require(join(dirname(require.resolve('@graphql-yoga/render-graphiql')), 'graphiql.js')) as GraphiQLFiles;
+  return graphiqlFiles;
+}
 
 export const DOCS_ASSETS = '/docs/assets';
 export const GRAPHIQL_ASSETS = '/graphql/assets';
@@ -116,6 +132,9 @@ export const GRAPHIQL_PAGE = page(`<!doctype html>
 </body></html>
 `);
 
+// /graphql answers HTML or GraphQL responses by the Accept header.
+GRAPHIQL_PAGE.headers.vary = 'Accept';
+
 /** Swagger UI over the /openapi/v3 index: one entry per group-version, plus the combined document. */
 const DOCS_JS = `'use strict';
 (function () {
@@ -175,9 +194,9 @@ YogaGraphiQL.renderYogaGraphiQL(document.getElementById('root'), {
 
 interface Asset {
   type: string;
-  /** A file to read (once), or the text itself. */
+  /** A file to read (once), the text itself, or a function giving it. */
   file?: string;
-  text?: string;
+  text?: string | (() => string);
 }
 
 const JS = 'text/javascript; charset=utf-8';
@@ -192,14 +211,13 @@ export const DOCS_ASSET_FILES: Record<string, Asset> = {
 };
 
 export const GRAPHIQL_ASSET_FILES: Record<string, Asset> = {
-  'graphiql.css': { type: CSS, file: join(GRAPHIQL_DIR, 'graphiql.css') },
-  'yoga-graphiql.umd.js': { type: JS, file: join(GRAPHIQL_DIR, 'yoga-graphiql.umd.js') },
+  'graphiql.css': { type: CSS, text: () => graphiql().css },
+  'yoga-graphiql.umd.js': { type: JS, text: () => graphiql().js },
   'graphiql-setup.js': { type: JS, text: GRAPHIQL_SETUP_JS },
   'graphiql-start.js': { type: JS, text: GRAPHIQL_START_JS },
-  'monacoeditorwork/editor.worker.bundle.js': { type: JS, file: join(GRAPHIQL_DIR, 'monacoeditorwork/editor.worker.bundle.js') },
-  'monacoeditorwork/json.worker.bundle.js': { type: JS, file: join(GRAPHIQL_DIR, 'monacoeditorwork/json.worker.bundle.js') },
-  // (the package ships this one with a doubled dot)
-  'monacoeditorwork/graphql.worker.bundle.js': { type: JS, file: join(GRAPHIQL_DIR, 'monacoeditorwork/graphql.worker..bundle.js') },
+  'monacoeditorwork/editor.worker.bundle.js': { type: JS, text: () => graphiql().editorWorkerService },
+  'monacoeditorwork/json.worker.bundle.js': { type: JS, text: () => graphiql().jsonWorker },
+  'monacoeditorwork/graphql.worker.bundle.js': { type: JS, text: () => graphiql().graphqlWorker },
 };
 
 interface Loaded {
@@ -222,7 +240,8 @@ export class AssetServer {
     let p = this.loaded.get(name);
     if (!p) {
       const a = this.assets[name]!;
-      p = (a.file ? readFile(a.file) : Promise.resolve(Buffer.from(a.text ?? '', 'utf8'))).then((body) => ({
+      const text = () => Buffer.from(typeof a.text === 'function' ? a.text() : (a.text ?? ''), 'utf8');
+      p = (a.file ? readFile(a.file) : Promise.resolve().then(text)).then((body) => ({
         body,
         etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`,
       }));
