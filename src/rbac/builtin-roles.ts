@@ -1,5 +1,6 @@
 /**
- * Built-in roles (SPEC.md "Built-in roles shown", CONTRACT §6), created on start when missing.
+ * Built-in roles (SPEC.md "Built-in roles shown", CONTRACT §6), created on start when missing and
+ * reconciled when stored by an earlier version (bootstrap/security.ts `reconcileRole`).
  * Plugins extend them through `aggregate-to-<role>` templates (the content plugin aggregates
  * its post templates into contributor, author, editor and post-manager); the rules below are
  * what each role means without any plugin.
