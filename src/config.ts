@@ -3,7 +3,8 @@
  *   PORT / --port (8090), HOST / --host (127.0.0.1), SVC_DATA_DIR / --data-dir (./data),
  *   MONGODB_URL / --mongodb-url (selects MongoDB), SVC_PLUGINS_DIR / --plugins-dir (./plugins),
  *   SVC_ADMIN_USERNAME (admin), SVC_ADMIN_PASSWORD, LOG_LEVEL (info),
- *   SVC_CORS_ORIGINS (comma-separated origins allowed by CORS; none by default).
+ *   SVC_CORS_ORIGINS (comma-separated origins allowed by CORS; none by default),
+ *   SVC_AUDIT_LOG (unset: no audit log; `-`: stdout), SVC_AUDIT_POLICY (unset: every audited request at Metadata).
  */
 import { parseArgs } from 'node:util';
 import { parseCorsOrigins } from './http/browser.js';
@@ -19,6 +20,10 @@ export interface Config {
   logLevel: string;
   /** Origins allowed by CORS (SVC_CORS_ORIGINS); none when empty or unset. */
   corsOrigins?: string[];
+  /** SVC_AUDIT_LOG: the audit log file (`-`: stdout); unset: no audit log (CONTRACT §10). */
+  auditLog?: string;
+  /** SVC_AUDIT_POLICY: a YAML audit policy (levels None and Metadata per resource). */
+  auditPolicy?: string;
 }
 
 export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
@@ -47,5 +52,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     adminPassword: env.SVC_ADMIN_PASSWORD || undefined,
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
     corsOrigins: parseCorsOrigins(env.SVC_CORS_ORIGINS),
+    auditLog: env.SVC_AUDIT_LOG || undefined,
+    auditPolicy: env.SVC_AUDIT_POLICY || undefined,
   };
 }

@@ -56,6 +56,8 @@ interface Runtime {
   bundle: { entry: ModelEntry; name: string }[];
   /** The spec last acted on, to tell the administrator's writes from status writes. */
   seenSpec?: string;
+  /** The status last written (for readiness reasons). */
+  status?: PluginStatus;
 }
 
 export class PluginController {
@@ -83,6 +85,23 @@ export class PluginController {
   /** Phase as this process sees it (for tests and logs). */
   isRunning(name: string): boolean {
     return this.plugins.get(name)?.running ?? false;
+  }
+
+  /**
+   * Readiness (CONTRACT §10 /readyz): one reason per plugin that is enabled (its spec as last
+   * acted on) but not running in this process. No I/O.
+   */
+  notStarted(): string[] {
+    const reasons: string[] = [];
+    for (const rt of this.plugins.values()) {
+      if (rt.running || rt.seenSpec === undefined) continue;
+      const enabled = (JSON.parse(rt.seenSpec) as { enabled?: boolean }).enabled !== false;
+      if (!enabled) continue;
+      const phase = rt.status?.phase ?? 'PENDING';
+      const why = phase === 'FAILED' && rt.status?.reason ? `: ${rt.status.reason}` : '';
+      reasons.push(`plugin "${rt.name}" is enabled but not started (${phase}${why})`);
+    }
+    return reasons;
   }
 
   /** Registers the Plugin kind, finds the plugins, starts the enabled ones in `requires` order. */
@@ -223,6 +242,7 @@ export class PluginController {
       platform: rt.source.platform,
       lastTransitionTime: new Date().toISOString(),
     };
+    rt.status = full;
     try {
       await ops.updateStatus(privilegedContext('plugin-controller'), this.entry, rt.name, full);
     } catch (e) {
@@ -287,7 +307,7 @@ export class PluginController {
       const owned = routeGroups(entries.map((e) => e.model.group));
       const mountedRoutes: MountedRoute[] = (code?.routes ?? []).map((r, i) => {
         const checked = checkRoute(name, r, owned, (g, v, res) => registry.find(g, v, res) !== undefined, `${codeFile} routes[${i}]`);
-        return { plugin: name, method: checked.method, segments: checked.segments, handler: r.handler };
+        return { plugin: name, method: checked.method, segments: checked.segments, handler: r.handler, ...(r.openapi ? { openapi: r.openapi } : {}) };
       });
       try {
         routes.mount(name, mountedRoutes);

@@ -22,6 +22,14 @@ import {
 export const CONSOLE_GROUP = 'api.console.svc.run';
 export const PERMISSIONS_PATH = `/apis/${CONSOLE_GROUP}/v1alpha1/users/-/permissions`;
 
+/**
+ * The non-resource URLs of discovery, the OpenAPI documents and /docs. A right on `/apis` (or
+ * `/api`) also opens `/apis/{g}` and `/apis/{g}/{v}` (`/api/{v}`), each filtered to what the
+ * caller may read (apidocs/routes.ts `discoveryRoot`), so no `/apis/*` grant is needed: that one
+ * would also reach plugins' deeper non-resource routes.
+ */
+export const API_REFERENCE_URLS = ['/api', '/apis', '/openapi/*', '/openapi.json', '/docs', '/docs/*'];
+
 /** Post groups of the platform content plugin. */
 const CONTENT = 'content.svc.run';
 const UC_CONTENT = 'uc.api.content.svc.run';
@@ -119,10 +127,14 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
   role(
     AUTHENTICATED_ROLE,
     'Authenticated',
-    // Personal access tokens: each user creates, lists and revokes only their own. The console's
-    // plugin routes: each user sees only those whose model they may list.
     [
+      // Personal access tokens: each user creates, lists and revokes only their own.
       { apiGroups: [TOKEN_GROUP], resources: [TOKEN_RESOURCE], verbs: ['create', 'list', 'get', 'delete'] },
+      // Discovery, the OpenAPI documents and the docs page (CONTRACT §8); each shows only what
+      // the caller may read.
+      { nonResourceURLs: API_REFERENCE_URLS, verbs: ['get', 'head'] },
+      // The console's plugin routes: each user sees those whose model they may list or whose UI
+      // permissions they hold.
       { apiGroups: [CONSOLE_GROUP], resources: ['routes'], verbs: ['list'] },
     ],
     { hidden: true },
