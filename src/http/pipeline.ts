@@ -45,6 +45,8 @@ export interface PipelineDeps {
   graphiqlPage?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** Paths served to everyone, before authentication (e.g. /healthz), with the query parameters each accepts. */
   publicEndpoints: ReadonlyMap<string, PublicEndpoint>;
+  /** A public tree of files (the console at /console/: console/serve.ts), served before authentication. */
+  publicFiles?: { owns(pathname: string): boolean; serve(req: IncomingMessage, res: ServerResponse, pathname: string): void };
   log: Logger;
   /** Told of every request at its start (metrics, audit and request log: ops/observer.ts). */
   observer?: RequestObserver;
@@ -103,6 +105,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (open) {
         rejectUnknownParams(target.searchParams, open.params ?? NO_PARAMS);
         return await open(req, res);
+      }
+      if (deps.publicFiles?.owns(target.pathname)) {
+        rejectUnknownParams(target.searchParams, NO_PARAMS);
+        return deps.publicFiles.serve(req, res, target.pathname);
       }
       if (target.pathname === GRAPHQL_PATH) {
         rejectUnknownParams(target.searchParams, GRAPHQL_PARAMS);

@@ -62,6 +62,9 @@ describe('console files', () => {
     expect((await call(gw, 'GET', '/console/assets/nothing.js', undefined, ANONYMOUSLY)).status).toBe(404);
     expect((await call(gw, 'GET', '/console/assets/..%2Fpackage.json', undefined, ANONYMOUSLY)).status).toBe(404);
     expect((await call(gw, 'POST', '/console/', '{}', ANONYMOUSLY)).status).toBe(405);
+    const param = await call(gw, 'GET', '/console/?lang=en', undefined, ANONYMOUSLY);
+    expect(param.status).toBe(400);
+    expect(param.body.detail).toContain('lang');
   });
 
   it('lists plugin routes to callers who may list their model, or (without the schema) who hold their UI permissions', async () => {
