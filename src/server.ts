@@ -234,6 +234,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     registry,
     graphql,
     graphiqlPage: pages.graphiql,
+    // The console's files are public (its sign-in page loads first); its API calls are not.
+    publicFiles: consoleServer(),
     publicEndpoints: new Map<string, PublicEndpoint>([
       ['/healthz', health],
       ...pages.endpoints,
@@ -251,13 +253,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
 
   const browser = browserPolicy(config.corsOrigins ?? []);
-  // The console's files are public (its sign-in page loads first); its API calls are not.
-  const consoleFiles = consoleServer();
   const server = createServer((req, res) => {
-    if (browser.apply(req, res)) return;
-    const pathname = (req.url ?? '/').split('?')[0]!;
-    if (consoleFiles.owns(pathname)) return consoleFiles.serve(req, res, pathname);
-    void pipeline.handle(req, res);
+    if (!browser.apply(req, res)) void pipeline.handle(req, res);
   });
   guardServer(server, limits);
   server.on('upgrade', (req, socket, head) => void (refuseBadUpgrade(req, socket) || pipeline.upgrade(req, socket, head)));

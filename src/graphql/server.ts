@@ -23,8 +23,8 @@ import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { createFastPath, replay } from './fast-path.js';
 import { guardSends } from '../http/send-guard.js';
 import { boundedWebSocketServer } from '../http/websocket.js';
-import type { FieldOutcome } from '../ops/observer.js';
 import { upgradeAuthorization } from '../http/browser.js';
+import type { FieldOutcome } from '../ops/observer.js';
 
 const REBUILD_DELAY_MS = 20;
 

@@ -131,11 +131,12 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
     [
       // Personal access tokens: each user creates, lists and revokes only their own.
       { apiGroups: [TOKEN_GROUP], resources: [TOKEN_RESOURCE], verbs: ['create', 'list', 'get', 'delete'] },
-      // The console's plugin routes: each user sees only those whose model they may list.
-      { apiGroups: [CONSOLE_GROUP], resources: ['routes'], verbs: ['list'] },
       // Discovery, the OpenAPI documents and the docs page (CONTRACT §8); each shows only what
       // the caller may read.
       { nonResourceURLs: API_REFERENCE_URLS, verbs: ['get', 'head'] },
+      // The console's plugin routes: each user sees those whose model they may list or whose UI
+      // permissions they hold.
+      { apiGroups: [CONSOLE_GROUP], resources: ['routes'], verbs: ['list'] },
     ],
     { hidden: true },
   ),

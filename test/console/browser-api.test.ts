@@ -56,7 +56,7 @@ describe.each(STORES)('browser-facing API (%s)', (store) => {
   let plain: TestGateway;
   let token: string;
   beforeAll(async () => {
-    [gw, plain] = await Promise.all([startTestGateway(store, { corsOrigins: [ORIGIN] }), startTestGateway('embedded')]);
+    [gw, plain] = await Promise.all([startTestGateway(store, { config: { corsOrigins: [ORIGIN] } }), startTestGateway('embedded')]);
     await call(gw, 'POST', PERSONS, { metadata: { name: 'ada' }, spec: { name: 'Ada' } });
     const created = await call(gw, 'POST', TOKENS, { spec: { displayName: 'browser test' } });
     expect(created.status).toBe(201);
