@@ -102,8 +102,9 @@ export async function readOrThrow(entry: ModelEntry, name: string): Promise<ApiO
 }
 
 /**
- * Writes a prepared successor of `old`: removes it when it is deleting with no finalizers left,
- * else compare-and-sets it against `old`'s version.
+ * Writes a prepared successor of `old`: removes it when it is deleting with no finalizers left
+ * (the DELETED change carrying `next`, deletionTimestamp set), else compare-and-sets it against
+ * `old`'s version.
  */
 export async function commit(entry: ModelEntry, old: ApiObject, next: ApiObject): Promise<ApiObject> {
   const name = old.metadata.name;
@@ -111,8 +112,9 @@ export async function commit(entry: ModelEntry, old: ApiObject, next: ApiObject)
   try {
     let result: ApiObject;
     if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
-      await entry.store.remove(name, expected);
-      result = next;
+      // The DELETED change carries this final state, prepared as a stored object would be.
+      result = await prepare(entry, next, old);
+      await entry.store.remove(name, expected, result);
     } else {
       result = await entry.store.update(await prepare(entry, next, old), expected);
     }
