@@ -31,7 +31,7 @@
  */
 import { ApiError, BadRequest, Forbidden, Gone, toApiError, Unavailable } from '../errors/index.js';
 import { matchesWhere } from '../query/plan.js';
-import { deniedMessage, liveAuthorizer } from '../rbac/authorizer.js';
+import { denial, liveAuthorizer } from '../rbac/authorizer.js';
 import type { ApiObject } from '../store/object.js';
 import { parsePosition } from '../store/feed/index.js';
 import type { ChangeEvent, FeedGate, WatchHints } from '../store/types.js';
@@ -234,7 +234,7 @@ async function authorizeWatch(ctx: OperationContext, entry: ModelEntry, live = f
   const decision = await (live ? liveAuthorizer(ctx.authorizer) : ctx.authorizer).authorize(attrs);
   if (decision.allowed) return undefined;
   if (decision.names?.size) return decision.names;
-  throw new Forbidden(deniedMessage(attrs));
+  throw denial(attrs);
 }
 
 export async function prepareWatch(ctx: OperationContext, entry: ModelEntry, opts: WatchOptions): Promise<PreparedWatch> {

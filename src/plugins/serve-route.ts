@@ -7,8 +7,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiError, Forbidden, Internal } from '../errors/index.js';
-import { attributesOf, deniedMessage, type Authorizer, type Caller } from '../rbac/authorizer.js';
+import { ApiError, Internal } from '../errors/index.js';
+import { attributesOf, denial, type Authorizer, type Caller } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
 import type { RequestInfo } from '../request/requestinfo.js';
 import { sendFetchResponse, toFetchRequest, type RouteMatch } from './custom-routes.js';
@@ -29,7 +29,7 @@ export async function serveCustomRoute(req: IncomingMessage, res: ServerResponse
   const attrs = attributesOf(caller, info);
   const decision = await authorizer.authorize(attrs);
   if (!decision.allowed) {
-    throw new Forbidden(deniedMessage(attrs));
+    throw denial(attrs);
   }
   const log = o.log.child({ plugin });
   const request = toFetchRequest(req, `http://${req.headers.host ?? 'localhost'}`);

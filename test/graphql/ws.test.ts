@@ -84,7 +84,7 @@ describe('GraphQL over WebSocket', () => {
 
   it('never opens a forbidden subscription', async () => {
     authz.rule = (a) => a.verb !== 'watch';
-    const client = wsClient(env.gw);
+    const client = wsClient(env.gw, { authorization: adminAuth }); // logged in: FORBIDDEN (anonymous: UNAUTHENTICATED)
     try {
       const events = client.iterate({ query: WATCH });
       const results = await take(events, 5, 2000); // ends after the error
