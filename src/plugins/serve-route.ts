@@ -47,7 +47,10 @@ export async function serveCustomRoute(req: IncomingMessage, res: ServerResponse
   } catch (e) {
     // ApiErrors thrown by the client (403 from RBAC, 404, 409, 422…) keep their status.
     if (e instanceof ApiError) throw e;
-    log.error({ err: (e as Error).message }, 'custom route handler failed');
+    // Anything else is the plugin's bug: its stack goes to the log (pino's err serializer), the
+    // client gets a bare 500 problem+json (no message, no stack).
+    const route = `${o.route.route.method} /${o.route.route.segments.join('/')}`;
+    log.error({ err: e instanceof Error ? e : new Error(`non-Error thrown: ${String(e)}`), route }, 'custom route handler failed');
     throw new Internal();
   }
   try {
