@@ -33,6 +33,7 @@ import { createEmbeddedStore } from './store/embedded/index.js';
 import { createMongoStore } from './store/mongo/index.js';
 import type { Store } from './store/types.js';
 import { withDeadline } from './store/deadline.js';
+import { startTracing, tracedStore } from './ops/tracing.js';
 import { guardServer } from './http/guard.js';
 import { refuseBadUpgrade } from './http/upgrade.js';
 import { resolveLimits, type Limits } from './limits.js';
@@ -81,7 +82,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const log = options.logger ?? pino({ level: config.logLevel });
 
   const limits = resolveLimits(process.env, options.limits);
-  const store = withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
+  // Before anything traced is built: OTel is imported only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  const stopTracing = await startTracing(process.env, log);
+  const store = tracedStore(withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs));
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
   const registry = new Registry(store);
@@ -217,6 +220,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await store.close();
+      await stopTracing();
     },
   };
 }

@@ -17,6 +17,7 @@ import { ApiError, BadRequest, Forbidden, NotFound, toApiError, Unauthenticated 
 import { rejectUpgrade, sendProblem } from '../errors/http.js';
 import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
+import { tracedDoors } from '../ops/tracing.js';
 import { COLLECTION_GET_PARAMS, GRAPHQL_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/requestinfo.js';
 import { resolveEntry } from '../rest/handler.js';
@@ -112,12 +113,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }
   }
 
-  return {
+  return tracedDoors({
     handle,
     upgrade,
     close() {
       for (const ws of watchSockets.clients) ws.terminate();
       watchSockets.close();
     },
-  };
+  });
 }
