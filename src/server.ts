@@ -33,6 +33,7 @@ import { createEmbeddedStore } from './store/embedded/index.js';
 import { createMongoStore } from './store/mongo/index.js';
 import type { Store } from './store/types.js';
 import { withDeadline } from './store/deadline.js';
+import { startTracing, tracedStore } from './ops/tracing.js';
 import { guardServer } from './http/guard.js';
 import { refuseBadUpgrade } from './http/upgrade.js';
 import { browserPolicy } from './http/browser.js';
@@ -112,7 +113,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
           })),
         );
   const limits = resolveLimits(process.env, options.limits);
-  const deadlined = withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
+  // Before anything traced is built: OTel is imported only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  const stopTracing = await startTracing(process.env, log);
+  const deadlined = tracedStore(withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs));
   const store = metrics ? withStoreMetrics(deadlined, (kind, op, s) => metrics.storeOperation(kind, op, s)) : deadlined;
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
@@ -285,6 +288,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       await store.close();
       metrics?.close();
       audit?.close();
+      await stopTracing();
     },
   };
 }

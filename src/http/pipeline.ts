@@ -19,6 +19,7 @@ import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../
 import type { Registry } from '../registry/registry.js';
 import type { PublicEndpoint } from '../ops/health.js';
 import type { Observation, RequestObserver } from '../ops/observer.js';
+import { tracedDoors } from '../ops/tracing.js';
 import { COLLECTION_GET_PARAMS, GRAPHQL_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/requestinfo.js';
 import { resolveEntry } from '../rest/handler.js';
@@ -148,12 +149,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }
   }
 
-  return {
+  return tracedDoors({
     handle,
     upgrade,
     close() {
       for (const ws of watchSockets.clients) ws.terminate();
       watchSockets.close();
     },
-  };
+  });
 }
