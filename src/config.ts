@@ -2,9 +2,12 @@
  * Configuration from the environment and command-line flags (flags win). CONTRACT §1.
  *   PORT / --port (8090), HOST / --host (127.0.0.1), SVC_DATA_DIR / --data-dir (./data),
  *   MONGODB_URL / --mongodb-url (selects MongoDB), SVC_PLUGINS_DIR / --plugins-dir (./plugins),
- *   SVC_ADMIN_USERNAME (admin), SVC_ADMIN_PASSWORD, LOG_LEVEL (info).
+ *   SVC_ADMIN_USERNAME (admin), SVC_ADMIN_PASSWORD, LOG_LEVEL (info),
+ *   SVC_CORS_ORIGINS (comma-separated origins allowed by CORS; none by default),
+ *   SVC_AUDIT_LOG (unset: no audit log; `-`: stdout), SVC_AUDIT_POLICY (unset: every audited request at Metadata).
  */
 import { parseArgs } from 'node:util';
+import { parseCorsOrigins } from './http/browser.js';
 
 export interface Config {
   port: number;
@@ -15,6 +18,12 @@ export interface Config {
   adminUsername: string;
   adminPassword?: string;
   logLevel: string;
+  /** Origins allowed by CORS (SVC_CORS_ORIGINS); none when empty or unset. */
+  corsOrigins?: string[];
+  /** SVC_AUDIT_LOG: the audit log file (`-`: stdout); unset: no audit log (CONTRACT §10). */
+  auditLog?: string;
+  /** SVC_AUDIT_POLICY: a YAML audit policy (levels None and Metadata per resource). */
+  auditPolicy?: string;
 }
 
 export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
@@ -42,5 +51,8 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     adminUsername: env.SVC_ADMIN_USERNAME || 'admin',
     adminPassword: env.SVC_ADMIN_PASSWORD || undefined,
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
+    corsOrigins: parseCorsOrigins(env.SVC_CORS_ORIGINS),
+    auditLog: env.SVC_AUDIT_LOG || undefined,
+    auditPolicy: env.SVC_AUDIT_POLICY || undefined,
   };
 }
