@@ -2,7 +2,8 @@
  * `npm run bench`: list-query scaling (issue 3), GraphQL overhead (issue 4), RBAC cost (issue 8)
  * and watch delivery (issue 10, bench/lib/watch-bench.ts; BENCH_WATCH=only runs it alone); with
  * BENCH_FEED_HISTORY=on|only, embedded write throughput with an empty change log vs after 100,000
- * prior writes (bench/lib/feed-history-bench.ts).
+ * prior writes (bench/lib/feed-history-bench.ts); with BENCH_PARSE=on|only (`--parse=only`), the
+ * gateway beside Parse Server 9.10 on FerretDB and on PostgreSQL (issue 20, bench/lib/parse-bench.ts).
  *
  * For each store (embedded SQLite; MongoDB = MONGODB_URL or a throw-away FerretDB from
  * scripts/ferretdb.ts) and each size (ascending, grown in place):
@@ -59,6 +60,7 @@ import { benchWatch, type WatchBenchResult } from './lib/watch-bench.js';
 import { benchFeedHistory, type FeedHistoryResult } from './lib/feed-history-bench.js';
 import { BENCH_USER, BENCH_USER_PASSWORD, RBAC_BINDINGS, RBAC_ROLES, seedRbac } from './lib/rbac-seed.js';
 import { measureAuthPath, type MicroResult } from './lib/rbac-micro.js';
+import { benchParse, parseReport, type PeerOptions, type PeerResult } from './lib/parse-bench.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PLUGINS_DIR = join(repoRoot, 'plugins');
@@ -719,11 +721,27 @@ async function main(): Promise<void> {
   );
   const started = performance.now();
   const results: StoreResult[] = [];
-  const feedOnly = o.feedHistory === 'only';
+  const feedOnly = o.feedHistory === 'only' || o.parse === 'only';
   if (o.watch !== 'only' && !feedOnly) for (const kind of o.stores) results.push(await benchStore(o, kind));
   const watched: WatchBenchResult[] = [];
   if (o.watch !== 'off' && !feedOnly) for (const kind of o.stores) watched.push(await benchWatchStore(o, kind));
-  const feedHistory = o.feedHistory !== 'off' && o.stores.includes('embedded') ? await benchFeedHistoryStore() : undefined;
+  const feedHistory = o.feedHistory !== 'off' && o.parse !== 'only' && o.stores.includes('embedded') ? await benchFeedHistoryStore() : undefined;
+  const peerOptions: PeerOptions = {
+    sizes: o.parseSizes,
+    pairs: o.parseStores,
+    concurrency: o.concurrency,
+    rounds: o.rounds,
+    requests: o.requests,
+    warmup: o.warmup,
+    maxSeconds: o.parseMaxSeconds,
+    minRequests: o.minRequests,
+    creates: o.parseCreates,
+    pageSize: o.pageSize,
+    pluginsDir: PLUGINS_DIR,
+    adminPassword: ADMIN_PASSWORD,
+    onCleanup: (f) => void cleanups.push(f),
+  };
+  const peers: PeerResult[] = o.parse !== 'off' ? await benchParse(peerOptions) : [];
   console.log('\n=== results ===');
   console.log(`machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, node ${m.node}, SQLite ${m.sqlite}, ${m.os}`);
   const end = machineInfo();
@@ -732,6 +750,7 @@ async function main(): Promise<void> {
   if (results.length) console.log(report(o, results));
   if (watched.length) console.log(watchReport(o, watched));
   if (feedHistory) console.log(feedHistoryReport(feedHistory));
+  if (peers.length) console.log(parseReport(peerOptions, peers));
   console.log(`\ntotal time ${fmt((performance.now() - started) / 1000)} s`);
 }
 
