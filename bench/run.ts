@@ -715,10 +715,14 @@ async function main(): Promise<void> {
   console.log(`machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, ${m.os}`);
   console.log(`node ${m.node}, SQLite ${m.sqlite}, load average at start ${m.loadavg}`);
   console.log(`gateway code: ${m.code}; children run with NODE_ENV=${process.env.NODE_ENV ?? 'production'}`);
-  console.log(
-    `stores ${o.stores.join(', ')}; sizes ${o.sizes.join(', ')}; concurrency ${o.concurrency}; ${o.rounds} rounds × up to ${o.requests} requests` +
-      `${o.quick ? ' (quick mode defaults)' : ''}`,
-  );
+  if (o.parse === 'only') {
+    console.log(`gateway vs Parse Server: ${o.parseStores.join(', ')}; sizes ${o.parseSizes.join(', ')}; concurrency ${o.concurrency}; ${o.rounds} rounds`);
+  } else {
+    console.log(
+      `stores ${o.stores.join(', ')}; sizes ${o.sizes.join(', ')}; concurrency ${o.concurrency}; ${o.rounds} rounds × up to ${o.requests} requests` +
+        `${o.quick ? ' (quick mode defaults)' : ''}`,
+    );
+  }
   const started = performance.now();
   const results: StoreResult[] = [];
   const feedOnly = o.feedHistory === 'only' || o.parse === 'only';
