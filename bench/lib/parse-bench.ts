@@ -190,8 +190,9 @@ function gatewaySide(child: BenchChild, adminPassword: string, dbCpu: () => numb
     serverPid: child.pid,
     dbCpu,
     create: (i, name) => {
-      const body = personBody(i) as { metadata: { name: string } };
+      const body = personBody(i) as { metadata: { name: string }; spec: { name: string } };
       body.metadata.name = name;
+      if (name.startsWith(CREATED)) body.spec.name = `${CREATED}${body.spec.name}`;
       return { method: 'POST', path: COLLECTION_PATH, body: JSON.stringify(body) };
     },
     remove: (name) => ({ method: 'DELETE', path: `${COLLECTION_PATH}/${name}` }),
@@ -207,8 +208,15 @@ function gatewaySide(child: BenchChild, adminPassword: string, dbCpu: () => numb
 
 const PARSE_GQL_GET = 'query Get($id: ID!) { person(id: $id) { objectId name age gender team tier createdAt updatedAt } }';
 
+/**
+ * Prefix of the objects of the create scenario (metadata.name and spec.name): they never match
+ * the measured list queries, so a leftover cannot change a total.
+ */
+const CREATED = 'created-';
+
 function parseBody(i: number, objectId: string): Record<string, unknown> {
-  return { objectId, name: NAMES[i % NAMES.length], age: i % 90, gender: i % 2 ? 'FEMALE' : 'MALE', team: teamOf(i), tier: `tier-${i % 3}` };
+  const name = NAMES[i % NAMES.length]!;
+  return { objectId, name: objectId.startsWith(CREATED) ? `${CREATED}${name}` : name, age: i % 90, gender: i % 2 ? 'FEMALE' : 'MALE', team: teamOf(i), tier: `tier-${i % 3}` };
 }
 
 function parseSide(child: BenchChild, appId: string, masterKey: string, dbCpu: () => number, pageSize: number): Side {
@@ -343,11 +351,11 @@ async function measureSize(o: PeerOptions, gw: Side, parse: Side, size: number, 
 
   const runs: PeerSize['runs'] = {};
   const created: { gateway: string[]; parse: string[] } = { gateway: [], parse: [] };
-  // Creates: the same objects on both sides (names created-<n>, data of object n).
+  // Creates: the same objects on both sides (names created-<n>, data of object n, spec.name prefixed).
   const names = { gateway: { n: createSeq.n }, parse: { n: createSeq.n } };
   const createName = (side: Side) => () => {
     const k = names[side.name].n++;
-    const name = `created-${String(k).padStart(7, '0')}`;
+    const name = `${CREATED}${String(k).padStart(7, '0')}`;
     created[side.name].push(name);
     return { i: k, name };
   };
@@ -372,11 +380,25 @@ async function measureSize(o: PeerOptions, gw: Side, parse: Side, size: number, 
   for (let round = 0; round < o.rounds; round++) for (const id of order.filter((x) => x !== 'create')) await runScenario(id, round);
   for (let round = 0; round < o.rounds; round++) await runScenario('create', round);
   createSeq.n = Math.max(names.gateway.n, names.parse.n);
-  // Remove what the create scenario (and its warm-up) added, so the next size starts exact.
+  // Remove what the create scenario added, so the next size starts exact. A delete that fails
+  // (503 at the store deadline under load) is retried; 404 means an earlier attempt got through.
   for (const side of [gw, parse]) {
-    const list = created[side.name];
-    const r = await runLoad(side.client, (k) => side.remove(list[k]!), { requests: list.length, concurrency: o.concurrency, headers: side.headers });
-    if (r.errors) console.log(`  removing ${side.name}'s created objects: ${r.errors} of ${list.length} failed (${r.firstError})`);
+    let left = created[side.name];
+    for (let attempt = 0; attempt < 5 && left.length; attempt++) {
+      const failed: string[] = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: o.concurrency }, async () => {
+          while (next < left.length) {
+            const name = left[next++]!;
+            const r = await side.client.request(side.remove(name), side.headers).catch(() => ({ status: 0 }));
+            if (r.status !== 200 && r.status !== 404) failed.push(name);
+          }
+        }),
+      );
+      left = failed;
+    }
+    if (left.length) console.log(`  removing ${side.name}'s created objects: ${left.length} of ${created[side.name].length} still failed after 5 attempts`);
   }
   return { size, matches, seed: { gateway: seedG, parse: seedP }, runs };
 }
@@ -460,7 +482,15 @@ async function benchPair(o: PeerOptions, pair: PeerPair): Promise<PeerResult> {
     const createSeq = { n: 0 };
     for (const size of o.sizes) {
       const t0 = performance.now();
-      result.sizes.push(await measureSize(o, gw, parse, size, have, createSeq));
+      try {
+        result.sizes.push(await measureSize(o, gw, parse, size, have, createSeq));
+      } catch (e) {
+        // Keep what was measured at the smaller sizes.
+        const msg = `Stopped at ${size.toLocaleString('en-US')} objects: ${(e as Error).message}`;
+        console.log(`  ${msg}`);
+        notes.push(msg);
+        break;
+      }
       have = size;
       console.log(`  (${size.toLocaleString('en-US')} objects took ${fmt((performance.now() - t0) / 1000)} s)`);
     }
