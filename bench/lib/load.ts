@@ -20,6 +20,8 @@ export interface LoadOptions {
   deadlineMs?: number;
   /** The status that counts as success (default 200; 201 for creates). */
   okStatus?: number;
+  /** Called with the index and status of each request that failed (status 0: no response). */
+  onError?: (i: number, status: number) => void;
 }
 
 export interface LoadResult {
@@ -109,10 +111,12 @@ export async function runLoad(client: HttpClient, make: (i: number) => RequestSp
         bytes += r.body.length;
         if (r.status !== (options.okStatus ?? 200)) {
           errors++;
+          options.onError?.(i, r.status);
           firstError ??= `${spec.method} ${spec.path} → ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`;
         }
       } catch (e) {
         errors++;
+        options.onError?.(i, 0);
         firstError ??= `${spec.method} ${spec.path}: ${(e as Error).message}`;
       }
       latencies[i] = performance.now() - t0;

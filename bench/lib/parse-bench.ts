@@ -266,10 +266,17 @@ async function createParseClass(side: Side): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Measuring
 
-async function measure(side: Side, make: (i: number) => RequestSpec, requests: number, concurrency: number, okStatus = 200): Promise<Run> {
+async function measure(
+  side: Side,
+  make: (i: number) => RequestSpec,
+  requests: number,
+  concurrency: number,
+  okStatus = 200,
+  onError?: (i: number, status: number) => void,
+): Promise<Run> {
   const s0 = cpuMs(side.serverPid);
   const d0 = side.dbCpu();
-  const r = await runLoad(side.client, make, { requests, concurrency, headers: side.headers, okStatus });
+  const r = await runLoad(side.client, make, { requests, concurrency, headers: side.headers, okStatus, onError });
   const s1 = cpuMs(side.serverPid);
   const d1 = side.dbCpu();
   return {
@@ -322,8 +329,26 @@ async function verify(gw: Side, parse: Side, size: number): Promise<number> {
   return first;
 }
 
+/**
+ * Seeds objects from … to - 1 (measured). A create that failed (a 503 at the store deadline under
+ * load) counts as a failure of the run and is then retried, unmeasured, until it answers 201 or
+ * 409 (an abandoned write that completed after all), so both sides hold the same objects.
+ */
 async function seedSide(side: Side, from: number, to: number, concurrency: number): Promise<Run> {
-  return measure(side, (k) => side.create(from + k, objectName(from + k)), to - from, concurrency, 201);
+  let failed: number[] = [];
+  const run = await measure(side, (k) => side.create(from + k, objectName(from + k)), to - from, concurrency, 201, (k) => failed.push(from + k));
+  for (let attempt = 0; attempt < 5 && failed.length; attempt++) {
+    const again: number[] = [];
+    for (const i of failed) {
+      const r = await side.client.request(side.create(i, objectName(i)), side.headers).catch(() => ({ status: 0, body: Buffer.alloc(0) }));
+      // Already there: the gateway answers 409, Parse 400 with code 137 (DUPLICATE_VALUE).
+      const exists = r.status === 409 || (r.status === 400 && r.body.toString('utf8').includes('"code":137'));
+      if (r.status !== 201 && !exists) again.push(i);
+    }
+    failed = again;
+  }
+  if (failed.length) throw new Error(`${side.name}: ${failed.length} seeding creates still failed after 5 attempts (${run.firstError})`);
+  return run;
 }
 
 /** Requests for one run: as many as fit `maxSeconds` at the warm-up's rate, within [minRequests, requests]. */
@@ -342,10 +367,9 @@ async function plan(o: PeerOptions, side: Side, make: (i: number) => RequestSpec
 async function measureSize(o: PeerOptions, gw: Side, parse: Side, size: number, have: number, createSeq: { n: number }): Promise<PeerSize> {
   console.log(`\n--- gateway vs Parse, ${size.toLocaleString('en-US')} objects ---`);
   const seedG = await seedSide(gw, have, size, o.concurrency);
-  console.log(`  seeded gateway ${size - have} objects at ${fmt(seedG.rps)}/s (${seedG.errors} failed)`);
+  console.log(`  seeded gateway ${size - have} objects at ${fmt(seedG.rps)}/s (${seedG.errors} failed and retried${seedG.errors ? `: ${seedG.firstError}` : ''})`);
   const seedP = await seedSide(parse, have, size, o.concurrency);
-  console.log(`  seeded Parse   ${size - have} objects at ${fmt(seedP.rps)}/s (${seedP.errors} failed)`);
-  if (seedG.errors || seedP.errors) throw new Error(`seeding failed: ${seedG.firstError ?? seedP.firstError}`);
+  console.log(`  seeded Parse   ${size - have} objects at ${fmt(seedP.rps)}/s (${seedP.errors} failed and retried${seedP.errors ? `: ${seedP.firstError}` : ''})`);
   const matches = await verify(gw, parse, size);
   console.log(`  answers agree (totals, pages, gets, GraphQL gets); the first list query matches ${matches} of ${size}`);
 
