@@ -125,6 +125,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const target = parseTarget(req.url);
     const seen = deps.observer?.upgrade(req, target);
     if (target.pathname === GRAPHQL_PATH) {
+      // graphql-ws takes no query parameters of its own; an unknown one is refused as on HTTP (CONTRACT §4).
+      try {
+        rejectUnknownParams(target.searchParams, GRAPHQL_PARAMS);
+      } catch (e) {
+        seen?.end(toApiError(e).status);
+        return rejectUpgrade(socket, e, target.pathname);
+      }
       seen?.end(101);
       return deps.graphql.handleUpgrade(req, socket, head);
     }
