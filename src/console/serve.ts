@@ -19,6 +19,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MethodNotAllowed, NotFound } from '../errors/index.js';
 import { sendProblem } from '../errors/http.js';
+import { NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 
 export const CONSOLE_PREFIX = '/console';
 
@@ -118,6 +119,12 @@ export function consoleServer(): ConsoleServer {
       if (method !== 'GET' && method !== 'HEAD') {
         res.setHeader('allow', 'GET, HEAD');
         return sendProblem(res, new MethodNotAllowed(`${method} is not allowed on the console's files`, ['GET', 'HEAD']), pathname);
+      }
+      // The console reads no query parameters: an unknown one gets 400 naming it, as on every route (CONTRACT §4).
+      try {
+        rejectUnknownParams(new URLSearchParams((req.url ?? '').split('?').slice(1).join('?')), NO_PARAMS);
+      } catch (e) {
+        return sendProblem(res, e, pathname);
       }
       if (pathname === CONSOLE_PREFIX) {
         res.writeHead(301, { location: `${CONSOLE_PREFIX}/`, 'content-length': '0' });

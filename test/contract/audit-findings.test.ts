@@ -75,4 +75,15 @@ describe('contract audit findings', () => {
     expect(bad.body).toContain('x-debug');
     expect((await upgrade(gw, '/graphql', ['graphql-transport-ws'])).status).toBe(101);
   });
+
+  it('the console\'s page and files refuse unknown query parameters with 400, like every route', async () => {
+    for (const path of ['/console/?x=1', '/console/users?tab=2', '/console/assets/app.js?v=1']) {
+      const res = await call(gw, 'GET', path, undefined, ANONYMOUSLY);
+      expect(res.status, path).toBe(400);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(res.body.detail).toMatch(/unknown query parameter/);
+    }
+    expect((await call(gw, 'GET', '/console/', undefined, ANONYMOUSLY)).status).toBe(200);
+    expect((await call(gw, 'GET', '/console/assets/app.js', undefined, ANONYMOUSLY)).status).toBe(200);
+  });
 });
