@@ -42,6 +42,7 @@ import { healthEndpoint, probeCheck, type PublicEndpoint } from './ops/health.js
 import { openAuditLog, type AuditLog } from './ops/audit.js';
 import { GatewayMetrics, metricsRoute } from './ops/metrics.js';
 import { RequestObserver } from './ops/observer.js';
+import { parseTarget } from './request/requestinfo.js';
 import { prettyDestination } from './ops/pretty.js';
 import { withStoreMetrics } from './ops/store-metrics.js';
 import { watchesOf } from './registry/open-watches.js';
@@ -254,9 +255,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   // The console's files are public (its sign-in page loads first); its API calls are not.
   const consoleFiles = consoleServer();
   const server = createServer((req, res) => {
-    if (browser.apply(req, res)) return;
+    // Preflights and the console's files are answered here, outside the pipeline; they are
+    // observed all the same (one request-log line and a request metric each, CONTRACT §10).
+    if (browser.apply(req, res)) return void observer.request(req, res, parseTarget(req.url));
     const pathname = (req.url ?? '/').split('?')[0]!;
-    if (consoleFiles.owns(pathname)) return consoleFiles.serve(req, res, pathname);
+    if (consoleFiles.owns(pathname)) {
+      observer.request(req, res, parseTarget(req.url));
+      return consoleFiles.serve(req, res, pathname);
+    }
     void pipeline.handle(req, res);
   });
   guardServer(server, limits);
