@@ -3,11 +3,24 @@
  * operations): behaviour the black-box reading of the contract expects, found missing and fixed.
  * These routes do not touch the store's query paths, so the embedded store is enough here.
  */
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ANONYMOUSLY, adminAuth, call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const ORIGIN = 'http://app.example.test';
+
+/** GET with the path sent exactly as written (fetch would resolve `.` and `..` first). */
+function rawGet(gw: TestGateway, path: string): Promise<{ status: number; type: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request(gw.url + '/', { path }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'] }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /** The status and body of a WebSocket upgrade the server refuses (or 101 when it accepts). */
 function upgrade(gw: TestGateway, path: string, protocols: string[] = []): Promise<{ status: number; body: string }> {
@@ -85,5 +98,14 @@ describe('contract audit findings', () => {
     }
     expect((await call(gw, 'GET', '/console/', undefined, ANONYMOUSLY)).status).toBe(200);
     expect((await call(gw, 'GET', '/console/assets/app.js', undefined, ANONYMOUSLY)).status).toBe(200);
+  });
+
+  it('a console path with an empty, "." or ".." segment, encoded or not, gets 400 and never the page', async () => {
+    for (const path of ['/console/../apis', '/console/%2e%2e/apis', '/console/./users', '/console/users/', '/console//users', '/console/assets/../app.js']) {
+      const res = await rawGet(gw, path);
+      expect(res.status, path).toBe(400);
+      expect(res.type, path).toBe('application/problem+json');
+    }
+    for (const path of ['/console/', '/console/users', '/console/persons']) expect((await rawGet(gw, path)).status, path).toBe(200);
   });
 });
