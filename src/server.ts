@@ -43,6 +43,7 @@ import { healthEndpoint, probeCheck, type PublicEndpoint } from './ops/health.js
 import { openAuditLog, type AuditLog } from './ops/audit.js';
 import { GatewayMetrics, metricsRoute } from './ops/metrics.js';
 import { RequestObserver } from './ops/observer.js';
+import { parseTarget } from './request/requestinfo.js';
 import { prettyDestination } from './ops/pretty.js';
 import { withStoreMetrics } from './ops/store-metrics.js';
 import { watchesOf } from './registry/open-watches.js';
@@ -257,7 +258,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
 
   const browser = browserPolicy(config.corsOrigins ?? []);
   const server = createServer((req, res) => {
-    if (!browser.apply(req, res)) void pipeline.handle(req, res);
+    // Answered preflights never reach the pipeline; they are observed all the same (one
+    // request-log line and a request metric each).
+    if (browser.apply(req, res)) return void observer.request(req, res, parseTarget(req.url));
+    void pipeline.handle(req, res);
   });
   guardServer(server, limits);
   server.on('upgrade', (req, socket, head) => void (refuseBadUpgrade(req, socket) || pipeline.upgrade(req, socket, head)));

@@ -17,8 +17,10 @@ import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MethodNotAllowed, NotFound } from '../errors/index.js';
+import { BadRequest, MethodNotAllowed, NotFound } from '../errors/index.js';
 import { sendProblem } from '../errors/http.js';
+import { NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
+import { malformedPath } from '../request/requestinfo.js';
 
 export const CONSOLE_PREFIX = '/console';
 
@@ -119,6 +121,15 @@ export function consoleServer(): ConsoleServer {
         res.setHeader('allow', 'GET, HEAD');
         return sendProblem(res, new MethodNotAllowed(`${method} is not allowed on the console's files`, ['GET', 'HEAD']), pathname);
       }
+      // The console reads no query parameters: an unknown one gets 400 naming it, as on every route (CONTRACT §4).
+      try {
+        rejectUnknownParams(new URLSearchParams((req.url ?? '').split('?').slice(1).join('?')), NO_PARAMS);
+      } catch (e) {
+        return sendProblem(res, e, pathname);
+      }
+      // A path with an empty, `.` or `..` segment (encoded or not) names no page (CONTRACT §4); `/console/` is the one trailing slash.
+      const malformed = pathname === `${CONSOLE_PREFIX}/` ? undefined : malformedPath(pathname);
+      if (malformed) return sendProblem(res, new BadRequest(malformed), pathname);
       if (pathname === CONSOLE_PREFIX) {
         res.writeHead(301, { location: `${CONSOLE_PREFIX}/`, 'content-length': '0' });
         return void res.end();

@@ -84,6 +84,36 @@ function dropChallengeOn401(res: ServerResponse): void {
   } as typeof res.writeHead;
 }
 
+/** Adds `Origin` to a `Vary` value (string or list) unless it is there already. */
+function varyWithOrigin(value: unknown): string {
+  const parts = (Array.isArray(value) ? value : [value]).flatMap((v) => (v == null ? [] : String(v).split(','))).map((v) => v.trim()).filter(Boolean);
+  if (parts.some((p) => p === '*' || p.toLowerCase() === 'origin')) return parts.join(', ');
+  return [...parts, 'Origin'].join(', ');
+}
+
+/**
+ * Keeps `Vary: Origin` on a CORS answer whoever writes its headers: a handler's own `Vary`
+ * (Authorization, Accept, …) given to `writeHead` is merged with it, not put in its place.
+ */
+function keepVaryOrigin(res: ServerResponse): void {
+  res.setHeader('vary', 'Origin');
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+    rest = rest.map((h) => {
+      if (!h || typeof h !== 'object' || Array.isArray(h)) return h;
+      const key = Object.keys(h).find((k) => k.toLowerCase() === 'vary');
+      if (key === undefined) return h;
+      const copy: OutgoingHttpHeaders = { ...(h as OutgoingHttpHeaders) };
+      delete copy[key];
+      this.setHeader('vary', varyWithOrigin([this.getHeader('vary'), (h as OutgoingHttpHeaders)[key]].flat()));
+      return copy;
+    });
+    const current = this.getHeader('vary');
+    if (!this.headersSent) this.setHeader('vary', varyWithOrigin(current));
+    return (writeHead as (...a: unknown[]) => ServerResponse).call(this, status, ...rest);
+  } as typeof res.writeHead;
+}
+
 export interface BrowserPolicy {
   /**
    * Applies CORS and the XMLHttpRequest rule to a response before anything else runs. Returns
@@ -101,7 +131,7 @@ export function browserPolicy(corsOrigins: readonly string[]): BrowserPolicy {
       const origin = req.headers.origin;
       if (!origin || allowed.size === 0 || (!any && !allowed.has(origin))) return false;
       res.setHeader('access-control-allow-origin', any ? '*' : origin);
-      res.setHeader('vary', 'Origin');
+      keepVaryOrigin(res);
       if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
         res.writeHead(204, {
           'access-control-allow-methods': CORS_METHODS,

@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Authenticate } from '../auth/authenticate.js';
-import { ApiError, BadRequest, Forbidden, NotFound, toApiError, Unauthenticated } from '../errors/index.js';
+import { ApiError, BadRequest, Forbidden, MethodNotAllowed, NotFound, toApiError, Unauthenticated } from '../errors/index.js';
 import { rejectUpgrade, sendProblem } from '../errors/http.js';
 import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
@@ -105,6 +105,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const open = deps.publicEndpoints.get(target.pathname);
       if (open) {
         rejectUnknownParams(target.searchParams, open.params ?? NO_PARAMS);
+        // Every public endpoint is read-only (CONTRACT §4: 405 for a method a path does not take).
+        const method = req.method ?? 'GET';
+        if (method !== 'GET' && method !== 'HEAD') throw new MethodNotAllowed(`${method} is not allowed on ${target.pathname}`, ['GET', 'HEAD']);
         return await open(req, res);
       }
       if (deps.publicFiles?.owns(target.pathname)) {
@@ -129,6 +132,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const target = parseTarget(req.url);
     const seen = deps.observer?.upgrade(req, target);
     if (target.pathname === GRAPHQL_PATH) {
+      // graphql-ws takes no query parameters of its own; an unknown one is refused as on HTTP (CONTRACT §4).
+      try {
+        rejectUnknownParams(target.searchParams, GRAPHQL_PARAMS);
+      } catch (e) {
+        seen?.end(toApiError(e).status);
+        return rejectUpgrade(socket, e, target.pathname);
+      }
       seen?.end(101);
       return deps.graphql.handleUpgrade(req, socket, head);
     }

@@ -16,7 +16,7 @@ describe('request log (embedded)', () => {
   const logged: any[] = [];
   beforeAll(async () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
-    gw = await startTestGateway('embedded', { logger });
+    gw = await startTestGateway('embedded', { logger, corsOrigins: ['http://app.example.test'] });
   });
   afterAll(async () => {
     await gw?.dispose();
@@ -45,6 +45,20 @@ describe('request log (embedded)', () => {
     ]);
     for (const l of lines) expect(typeof l.duration === 'number' && l.duration >= 0).toBe(true);
     expect(JSON.stringify(logged)).not.toContain('secret-in-query');
+  });
+
+  it('the console\'s files and CORS preflights, answered outside the pipeline, get their lines too', async () => {
+    const before = requests().length;
+    expect((await call(gw, 'GET', '/console/', undefined, ANONYMOUSLY)).status).toBe(200);
+    expect((await call(gw, 'GET', '/console/assets/app.js', undefined, ANONYMOUSLY)).status).toBe(200);
+    const pre = await call(gw, 'OPTIONS', PERSONS, undefined, { ...ANONYMOUSLY, origin: 'http://app.example.test', 'access-control-request-method': 'POST' });
+    expect(pre.status).toBe(204);
+    const lines = (await settled(before + 3)).slice(before);
+    expect(lines.map((l) => [l.method, l.path, l.status, l.username])).toEqual([
+      ['GET', '/console/', 200, 'anonymous'],
+      ['GET', '/console/assets/app.js', 200, 'anonymous'],
+      ['OPTIONS', PERSONS, 204, 'anonymous'],
+    ]);
   });
 
   it('a WebSocket watch gets its line when the upgrade is answered', async () => {
