@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { CommandStartedEvent } from 'mongodb';
 import { pino, type Logger } from 'pino';
 import { createAuthenticator } from './auth/authenticate.js';
 import { SecurityGeneration } from './auth/generation.js';
@@ -66,12 +67,14 @@ export interface GatewayOptions {
   securityPollMs?: number;
   /** Overrides rows of src/limits.ts (tests use short deadlines). */
   limits?: Partial<Limits>;
+  /** MongoDB store: called with every command the driver starts (tests count commands per request). */
+  onMongoCommand?: (e: CommandStartedEvent) => void;
 }
 
 /** `storeTimeoutMs`: the store deadline; MongoDB operations are also cancelled after it. */
-export function openStore(config: Config, storeTimeoutMs?: number): Promise<Store> {
+export function openStore(config: Config, storeTimeoutMs?: number, onCommand?: (e: CommandStartedEvent) => void): Promise<Store> {
   return config.mongodbUrl
-    ? createMongoStore({ url: config.mongodbUrl, operationTimeoutMS: storeTimeoutMs })
+    ? createMongoStore({ url: config.mongodbUrl, operationTimeoutMS: storeTimeoutMs, onCommand })
     : createEmbeddedStore({ dataDir: config.dataDir });
 }
 
@@ -81,7 +84,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const log = options.logger ?? pino({ level: config.logLevel });
 
   const limits = resolveLimits(process.env, options.limits);
-  const store = withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
+  const store = withDeadline(await openStore(config, limits.storeTimeoutMs, options.onMongoCommand), limits.storeTimeoutMs);
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
   const registry = new Registry(store);

@@ -14,7 +14,7 @@
  * write → confirm), and watchers read that feed through the shared feed layer (store/feed/).
  */
 import { randomBytes } from 'node:crypto';
-import { MongoClient, type Collection, type Db } from 'mongodb';
+import { MongoClient, type Collection, type CommandStartedEvent, type Db } from 'mongodb';
 import { bounded } from './bounded.js';
 import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
 import { Claims, type ClaimDoc } from './claims.js';
@@ -59,6 +59,11 @@ export interface MongoStoreOptions {
    * gateway passes its store deadline. Index builds and feed polling are not bounded.
    */
   operationTimeoutMS?: number;
+  /**
+   * Called with every command the driver starts (the driver's command monitoring). Off unless
+   * given: tests and benches count the commands each request sends with it.
+   */
+  onCommand?: (e: CommandStartedEvent) => void;
 }
 
 export async function createMongoStore(options: MongoStoreOptions): Promise<Store> {
@@ -71,7 +76,9 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Stor
     socketTimeoutMS: 30_000,
     heartbeatFrequencyMS: 2000,
     ignoreUndefined: true,
+    monitorCommands: options.onCommand !== undefined,
   });
+  if (options.onCommand) client.on('commandStarted', options.onCommand);
   // No eager connect: the driver connects on first use, so the gateway can start (and report
   // 503 on /healthz) while the database is down.
   return new MongoStore(client, client.db(options.database), options);
