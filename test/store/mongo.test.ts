@@ -323,6 +323,7 @@ describe('mongodb adapter internals', () => {
     const model = makeModel();
     const ms = await store.model(model);
     const created = [await ms.create(widget('bytes-1')), await ms.create(widget('bytes-2', { slug: 'x'.repeat(5000) }))];
+    await confirmed();
     const db = client.db(database);
     const colls = collectionNames(model.key);
     const log = new MongoChangeLog(db, model.key, colls.feed, db.collection(colls.objects), new FeedWriter(db), DEFAULT_RETENTION);
@@ -339,6 +340,7 @@ describe('mongodb adapter internals', () => {
     const ms = await store.model(model);
     const big = (i: number) => ({ ...widget(`big-${i}`), spec: { note: `${i}`.repeat(100_000) } }) as ApiObject;
     for (let i = 0; i < 7; i++) await ms.create(big(i));
+    await confirmed();
     const db = client.db(database);
     const colls = collectionNames(model.key);
     const log = new MongoChangeLog(db, model.key, colls.feed, db.collection(colls.objects), new FeedWriter(db), DEFAULT_RETENTION);
@@ -489,3 +491,9 @@ async function recordChanges(ms: ModelStore): Promise<{ got: string[]; unsub: ()
   const unsub = await ms.watch(await ms.resourceVersion(), (e) => got.push(`${e.type} ${e.object.metadata.name}`));
   return { got, unsub };
 }
+
+/**
+ * Lets the writer's batched confirmations reach the log (feed.ts, FeedWriter.settle): a reader
+ * of another process (here a second MongoChangeLog) waits at entries still pending.
+ */
+const confirmed = () => new Promise((r) => setTimeout(r, 300));

@@ -68,6 +68,10 @@ const SPAN = 1024n;
 /** Positions per segment on FerretDB (see the header). */
 export const FERRET_SEGMENT = 64n;
 const LEASE_REFRESH_MS = 1000;
+/** The lease is renewed for this long after a write began (FeedWriter.tick). */
+const LEASE_IDLE_MS = 10_000;
+/** Outcomes of entries are sent in batches after this long (FeedWriter.settle). */
+const CONFIRM_MS = 20;
 /** A writer whose own lease is older than this does not write objects. */
 const LEASE_SELF_STALE_MS = 3000;
 /** A lease that has not moved for this long (observed locally) belongs to a dead writer. */
@@ -112,8 +116,20 @@ export class FeedWriter {
   /** The renewal in flight: renewals never overlap (a stalled server would pile them up). */
   private renewing: Promise<void> | undefined;
   private readonly meta: Collection<MetaDoc>;
-  /** Entries whose confirm/abort failed; retried with every lease renewal. */
+  /**
+   * Outcomes of this process's entries not yet recorded in the log: confirmations (and aborts)
+   * are sent in batches, one `update` per segment for every entry settled within CONFIRM_MS
+   * (feed bookkeeping off the request path), and retried with every lease renewal when they
+   * fail. This process's readers take them as recorded (`repair`); other processes' readers
+   * wait at them as at any live writer's pending entry, for CONFIRM_MS and a round trip.
+   */
   readonly unresolved = new Map<string, { coll: Collection<FeedDoc>; s: 'c' | 'a' }>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+  /** When this process last began a write; the lease is renewed while writes are recent. */
+  private lastWrite = 0;
+  /** Something of this process may still be pending in a log (a doubtful write): keep the lease. */
+  busy: () => boolean = () => false;
 
   constructor(db: Db) {
     this.meta = db.collection<MetaDoc>(FEED_META);
@@ -121,14 +137,70 @@ export class FeedWriter {
 
   /** Resolves when this process may write objects (its lease is fresh). */
   async ready(): Promise<void> {
+    this.lastWrite = Date.now();
     if (!this.timer) {
-      this.timer = setInterval(() => void this.renew(), LEASE_REFRESH_MS);
+      this.timer = setInterval(() => this.tick(), LEASE_REFRESH_MS);
       this.timer.unref();
     }
     if (Date.now() - this.lastRenewed > LEASE_SELF_STALE_MS / 2) await this.renew();
     if (Date.now() - this.lastRenewed > LEASE_SELF_STALE_MS) {
       throw new StoreError('Unavailable', LEASE_STALE);
     }
+  }
+
+  /**
+   * The lease is kept moving only while this process writes (or has something unsettled): an
+   * idle gateway sends nothing for it. A writer that went idle has no pending entry and no
+   * marker in use, so others taking it for gone loses nothing; its next write renews first.
+   */
+  private tick(): void {
+    if (Date.now() - this.lastWrite < LEASE_IDLE_MS || this.unresolved.size || this.busy()) {
+      void this.renew();
+      return;
+    }
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Records the outcome of an entry in a coming batch. */
+  settle(position: string, coll: Collection<FeedDoc>, s: 'c' | 'a'): void {
+    this.unresolved.set(position, { coll, s });
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = undefined;
+      void this.flush();
+    }, CONFIRM_MS);
+  }
+
+  /** Sends the recorded outcomes: one update per segment and outcome. */
+  flush(): Promise<void> {
+    this.flushing ??= (async () => {
+      const groups = new Map<string, { coll: Collection<FeedDoc>; s: 'c' | 'a'; ids: string[] }>();
+      for (const [id, u] of this.unresolved) {
+        const k = `${u.coll.collectionName}\n${u.s}`;
+        let g = groups.get(k);
+        if (!g) groups.set(k, (g = { coll: u.coll, s: u.s, ids: [] }));
+        g.ids.push(id);
+      }
+      for (const g of groups.values()) {
+        try {
+          await g.coll.updateMany({ _id: { $in: g.ids }, s: 'p' }, { $set: { s: g.s } }, within(LEASE_SELF_STALE_MS));
+          for (const id of g.ids) if (this.unresolved.get(id)?.s === g.s) this.unresolved.delete(id);
+        } catch {
+          // retried with the next lease renewal
+        }
+      }
+    })().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  /**
+   * True when writer `w` is gone: its lease is missing (it closed) or has not moved for
+   * LEASE_DEAD_MS by this process's clock (a lease is renewed every second while its writer
+   * has anything in progress).
+   */
+  async gone(w: string): Promise<boolean> {
+    const lease = await this.meta.findOne({ _id: `writer:${w}` });
+    return !lease?.at || Date.now() - new Date(lease.at).getTime() > LEASE_DEAD_MS;
   }
 
   /** True while the lease is fresh enough to write an object. */
@@ -151,19 +223,15 @@ export class FeedWriter {
     } catch {
       return;
     }
-    for (const [id, u] of this.unresolved) {
-      try {
-        await u.coll.updateOne({ _id: id, s: 'p' }, { $set: { s: u.s } }, within(LEASE_SELF_STALE_MS));
-        this.unresolved.delete(id);
-      } catch {
-        break;
-      }
-    }
+    if (this.unresolved.size && !this.flushTimer) await this.flush();
   }
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    await this.flush();
     await this.meta.deleteOne({ _id: `writer:${this.id}` }).catch(() => undefined);
   }
 }
@@ -323,12 +391,7 @@ export class MongoChangeLog implements ChangeLog {
 
   /** Step 3: the object write succeeded (`c`) or did not happen (`a`). */
   async finish(position: string, s: 'c' | 'a'): Promise<void> {
-    const coll = this.coll(BigInt(position));
-    try {
-      await coll.updateOne({ _id: position, s: 'p' }, { $set: { s } }, within(this.opMs));
-    } catch {
-      this.writer.unresolved.set(position, { coll, s });
-    }
+    this.writer.settle(position, this.coll(BigInt(position)), s);
   }
 
   /**
@@ -336,10 +399,10 @@ export class MongoChangeLog implements ChangeLog {
    * duplicate key, a stale lease; returns true), otherwise left pending and settled by `doubt`
    * (returns false: the write may still have happened).
    */
-  async failed(position: string, err: unknown): Promise<boolean> {
+  async failed(position: string, err: unknown, complete?: () => Promise<void>): Promise<boolean> {
     const certain = isDuplicateKey(err) || (err instanceof StoreError && err.message === LEASE_STALE);
     if (!certain) {
-      this.doubt(position, 'object');
+      this.doubt(position, 'object', complete);
       return false;
     }
     await this.finish(position, 'a');
@@ -347,7 +410,7 @@ export class MongoChangeLog implements ChangeLog {
   }
 
   /** Entries of this process whose outcome the client did not learn: when first doubted, and which step. */
-  private readonly doubtful = new Map<string, { since: number; step: 'entry' | 'object' }>();
+  private readonly doubtful = new Map<string, { since: number; step: 'entry' | 'object'; complete?: () => Promise<void> }>();
   private doubtTimer: NodeJS.Timeout | undefined;
   private settling = false;
   /** Called when a doubtful entry was confirmed (the feed can move on). */
@@ -363,8 +426,18 @@ export class MongoChangeLog implements ChangeLog {
     this.doubtful.clear();
   }
 
-  private doubt(position: string, step: 'entry' | 'object'): void {
-    this.doubtful.set(position, { since: Date.now(), step });
+  /** Whether some write of this log is still in doubt (the writer keeps its lease meanwhile). */
+  get doubting(): boolean {
+    return this.doubtful.size > 0;
+  }
+
+  /**
+   * `complete` (step 2): sends the object write again (the same conditional write, cas.ts) and
+   * resolves once the server answered; the entry is then settled from the object. Without it,
+   * an entry whose write is not seen after DOUBT_MS is aborted.
+   */
+  private doubt(position: string, step: 'entry' | 'object', complete?: () => Promise<void>): void {
+    this.doubtful.set(position, { since: Date.now(), step, complete });
     if (!this.doubtTimer) {
       this.doubtTimer = setInterval(() => void this.settleDoubtful(), 1000);
       this.doubtTimer.unref();
@@ -377,7 +450,7 @@ export class MongoChangeLog implements ChangeLog {
     this.settling = true;
     let settled = false;
     try {
-      for (const [id, { since, step }] of this.doubtful) {
+      for (const [id, { since, step, complete }] of this.doubtful) {
         const coll = this.coll(BigInt(id));
         if (step === 'entry') {
           // Fence first: from then on no insert of this position can land.
@@ -395,11 +468,20 @@ export class MongoChangeLog implements ChangeLog {
           settled = true;
           continue;
         }
+        if (complete) {
+          // Never write an object under a stale lease (a reader may be judging the entry).
+          if (!this.writer.fresh()) continue;
+          try {
+            await complete();
+          } catch {
+            continue; // no answer again: the next tick tries again
+          }
+        }
         const d = await coll.findOne({ _id: id }, within(LEASE_SELF_STALE_MS));
         let s: 'c' | 'a' | undefined;
         if (!d || d.s !== 'p') s = undefined;
         else if (await this.happened(d)) s = 'c';
-        else if (Date.now() - since > DOUBT_MS) s = 'a';
+        else if (complete || Date.now() - since > DOUBT_MS) s = 'a';
         else continue;
         if (s) await coll.updateOne({ _id: id, s: 'p' }, { $set: { s } }, within(LEASE_SELF_STALE_MS));
         this.doubtful.delete(id);

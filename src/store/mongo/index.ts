@@ -103,6 +103,7 @@ class MongoStore implements Store {
     private readonly options: MongoStoreOptions,
   ) {
     this.writer = new FeedWriter(db);
+    this.writer.busy = () => [...this.feeds.values()].some((f) => f.log.doubting);
     this.retention = options.retention ?? retentionFromEnv();
     this.stopRescue = watchStalledWrites(client);
   }
@@ -118,17 +119,18 @@ class MongoStore implements Store {
     const objects = this.db.collection<StoredDoc>(names.objects);
     const claims = new Claims(this.db.collection<ClaimDoc>(names.claims), objects);
     const ferret = await retryUnavailable(() => guard(() => this.isFerret()));
-    const cas = ferret ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims)) : atomicCas;
+    const writers = { id: this.writer.id, gone: (w: string) => this.writer.gone(w) };
+    const cas = ferret ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims), writers) : atomicCas;
     const f = this.feed(model.key, names.feed, objects);
     const segment = this.options.feedSegment ? BigInt(this.options.feedSegment) : ferret ? FERRET_SEGMENT : SEGMENT;
     await retryUnavailable(() => f.log.layout(segment));
     let route = this.routes.get(model.key);
-    if (!route) this.routes.set(model.key, (route = { handles: new Set() }));
+    if (!route) this.routes.set(model.key, (route = { handles: new Set(), recent: new Map() }));
     // The request path gets time-bounded collections (see bounded.ts); the setup below does not.
     const ms = this.options.operationTimeoutMS;
     const bObjects = bounded(objects, ms);
     const bClaims = bounded(this.db.collection<ClaimDoc>(names.claims), ms);
-    const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms));
+    const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms), writers);
     const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
     const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects), bCas, f.log, f.feed, route, bounded(models, ms));
     const before = route.write;
@@ -236,7 +238,20 @@ async function retryUnavailable<T>(fn: () => Promise<T>, attempts = 4): Promise<
 interface MongoRoute {
   write?: MongoModelStore;
   handles: Set<MongoModelStore>;
+  /**
+   * Documents `get` read lately, by name: an update or delete of the version read (the
+   * handler reads the object first: to patch it, to check it) needs no read of its own. A hint
+   * only: the compare-and-set on (incarnation, version) decides, and a given (incarnation,
+   * version) of an object is always the same document.
+   */
+  recent: Map<string, { doc: Recent; at: number }>;
 }
+
+type Recent = Pick<StoredDoc, '_id' | 'v' | 'g' | 'i' | 's' | 'o' | 'f'>;
+/** How long and how many documents `recent` keeps. */
+const RECENT_MS = 10_000;
+const RECENT_MAX = 2048;
+const READ_PROJECTION = { v: 1, g: 1, i: 1, s: 1, o: 1, f: 1 } as const;
 
 class MongoModelStore implements ModelStore {
   private inflight = 0;
@@ -333,9 +348,27 @@ class MongoModelStore implements ModelStore {
 
   get(name: string): Promise<ApiObject | null> {
     return guard(async () => {
-      const doc = await this.objects.findOne({ _id: name }, { projection: { o: 1 } });
-      return doc ? fromDoc(doc) : null;
+      const doc = await this.objects.findOne({ _id: name }, { projection: READ_PROJECTION });
+      if (!doc) return null;
+      this.remember(doc);
+      return fromDoc(doc);
     });
+  }
+
+  private remember(doc: Recent): void {
+    const recent = this.route.recent;
+    recent.delete(doc._id);
+    recent.set(doc._id, { doc, at: Date.now() });
+    if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value!);
+  }
+
+  /** The object as read lately at `version` (see MongoRoute.recent), else as read now. */
+  private async current(name: string, version: number): Promise<Recent | null> {
+    const r = this.route.recent.get(name);
+    this.route.recent.delete(name); // once: a second write of that version is a conflict anyway
+    // Values of indexes this handle cannot compute may have been rewritten since (a rebuild).
+    if (r && r.doc.v === version && Date.now() - r.at < RECENT_MS && !this.cannotCompute().size) return r.doc;
+    return this.objects.findOne({ _id: name }, { projection: READ_PROJECTION });
   }
 
   create(obj: ApiObject): Promise<ApiObject> {
@@ -390,7 +423,16 @@ class MongoModelStore implements ModelStore {
           return fromDoc(doc);
         }
         // Claims stay while the write may still have happened (a stale claim is repaired later).
-        if (await this.log.failed(f, e)) await this.claims.releaseAcquired(acquired);
+        // Without an answer the insert is completed (sent again until one comes: a copy held up
+        // on its way then finds the object there), so it cannot appear after its entry is settled.
+        const complete = async () => {
+          try {
+            await this.objects.insertOne(doc);
+          } catch (again) {
+            if (!isDuplicateKey(again)) throw again;
+          }
+        };
+        if (await this.log.failed(f, e, complete)) await this.claims.releaseAcquired(acquired);
         // `_id` is the only unique index of the object collection.
         if (isDuplicateKey(e)) throw new StoreError('AlreadyExists', `object "${doc._id}" already exists`);
         throw e;
@@ -405,7 +447,7 @@ class MongoModelStore implements ModelStore {
     return guard(async () => {
       const name = obj.metadata.name;
       const m = await this.effective();
-      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, i: 1, s: 1, o: 1, f: 1 } });
+      const current = await this.current(name, expectedVersion);
       if (!current) throw notFound(name);
       if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
 
@@ -431,13 +473,27 @@ class MongoModelStore implements ModelStore {
       // Compare-and-set: replaces only the version we read (and the same incarnation).
       const { _id, ...replacement } = doc;
       let replaced: true | null;
+      let sent = false;
       try {
         replaced = await this.cas.run(name, current.g, expectedVersion, async (filter) => {
           this.leaseHeld();
+          sent = true;
           return (await this.objects.replaceOne(filter, replacement)).matchedCount ? true : null;
         });
       } catch (e) {
-        if (await this.log.failed(f, e)) await this.claims.releaseAcquired(acquired);
+        if (!sent) {
+          // Nothing was written (the marker may have been: it goes with the next sweep).
+          this.cas.release(name, current.g, expectedVersion);
+          await this.log.finish(f, 'a');
+          await this.claims.releaseAcquired(acquired);
+          throw e;
+        }
+        // No answer: the same conditional replace is sent again until one comes (cas.ts, 2.).
+        const complete = async () => {
+          await this.objects.replaceOne({ _id: name, v: expectedVersion, g: current.g }, replacement);
+          this.cas.release(name, current.g, expectedVersion);
+        };
+        if (await this.log.failed(f, e, complete)) await this.claims.releaseAcquired(acquired);
         throw e;
       }
       if (!replaced) {
@@ -459,18 +515,29 @@ class MongoModelStore implements ModelStore {
   private doRemove(name: string, expectedVersion: number): Promise<void> {
     return guard(async () => {
       const m = await this.effective();
-      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, o: 1, f: 1 } });
+      const current = await this.current(name, expectedVersion);
       if (!current) throw notFound(name);
       if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
       const f = await this.log.begin({ type: 'DELETED', name, object: fromDoc(current), pf: current.f ?? null, g: current.g });
       let doc: StoredDoc | null;
+      let sent = false;
       try {
         doc = await this.cas.run(name, current.g, expectedVersion, (filter) => {
           this.leaseHeld();
+          sent = true;
           return this.objects.findOneAndDelete(filter);
         });
       } catch (e) {
-        await this.log.failed(f, e);
+        if (!sent) {
+          this.cas.release(name, current.g, expectedVersion);
+          await this.log.finish(f, 'a');
+          throw e;
+        }
+        const complete = async () => {
+          await this.objects.deleteOne({ _id: name, v: expectedVersion, g: current.g });
+          this.cas.release(name, current.g, expectedVersion);
+        };
+        await this.log.failed(f, e, complete);
         throw e;
       }
       if (!doc) {
