@@ -18,7 +18,7 @@ import type { Collection, Filter, UpdateFilter } from 'mongodb';
 import { GRACE_MS } from './claims.js';
 import { MongoBulkWriteError } from 'mongodb';
 import { isDuplicateKey } from './errors.js';
-import type { StoredDoc } from './document.js';
+import { casFilter, VERSION_PROJECTION, type StoredDoc } from './document.js';
 
 export interface Cas {
   /**
@@ -73,8 +73,8 @@ export interface MarkerDoc {
 
 /** MongoDB: the filter is the compare-and-set. */
 export const atomicCas: Cas = {
-  run: (name, g, v, write) => write({ _id: name, v, g }),
-  rebuild: (objects, items) => bulkUpdate(objects, items.map((x) => ({ filter: { _id: x.name, v: x.v, g: x.g }, update: x.update }))),
+  run: (name, g, v, write) => write(casFilter(name, g, v) as Filter<StoredDoc>),
+  rebuild: (objects, items) => bulkUpdate(objects, items.map((x) => ({ filter: casFilter(x.name, x.g, x.v) as Filter<StoredDoc>, update: x.update }))),
 };
 
 /** Servers whose conditional writes are not atomic (FerretDB): one marker per (object, version). */
@@ -104,7 +104,7 @@ export function markerCas(objects: Collection<StoredDoc>, markers: Collection<Ma
       const id = JSON.stringify(['#write', name, g, v]);
       if (!(await take(id))) return null;
       try {
-        const now = await objects.findOne({ _id: name }, { projection: { v: 1, g: 1 } });
+        const now = (await objects.findOne({ _id: name }, { projection: VERSION_PROJECTION }))?._svc;
         if (!now || now.v !== v || now.g !== g) return null;
         return await write({ _id: name });
       } finally {
@@ -137,7 +137,7 @@ export function markerCas(objects: Collection<StoredDoc>, markers: Collection<Ma
         const mine = marked.filter((m) => taken.has(m.id));
         if (!mine.length) return 0;
         const now = new Map(
-          (await objects.find({ _id: { $in: mine.map((m) => m.x.name) } }, { projection: { _id: 1, v: 1, g: 1 } }).toArray()).map((d) => [d._id, d]),
+          (await objects.find({ _id: { $in: mine.map((m) => m.x.name) } }, { projection: { _id: 1, ...VERSION_PROJECTION } }).toArray()).map((d) => [d._id, d._svc]),
         );
         const still = mine.filter((m) => now.get(m.x.name)?.v === m.x.v && now.get(m.x.name)?.g === m.x.g);
         return await bulkUpdate(objects, still.map((m) => ({ filter: { _id: m.x.name }, update: m.x.update })));

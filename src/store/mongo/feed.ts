@@ -52,7 +52,7 @@ import { StoreError } from '../errors.js';
 import { expired, type ChangeLog, type FeedRetention, type LogRead } from '../feed/index.js';
 import type { ApiObject } from '../object.js';
 import type { ChangeEvent, WatchEventType } from '../types.js';
-import { decodeObject, encodedSize, encodeObject, type EncodedObject, type StoredDoc } from './document.js';
+import { decodeObject, encodedSize, encodeObject, SVC, type EncodedObject, type StoredDoc } from './document.js';
 import { within } from './bounded.js';
 import { guard, isDuplicateKey } from './errors.js';
 
@@ -760,7 +760,9 @@ export class MongoChangeLog implements ChangeLog {
 
   /** Did the object write of a dead writer's pending entry happen? */
   private async happened(d: FeedDoc): Promise<boolean> {
-    const obj = await guard(() => this.objects.findOne({ _id: d.n }, { projection: { f: 1, g: 1 } }));
+    // Layout 1 documents (not yet upgraded, layout.ts) have `f`/`g` at the top.
+    const doc = await guard(() => this.objects.findOne({ _id: d.n }, { projection: { [SVC.f]: 1, [SVC.g]: 1, f: 1, g: 1 } }));
+    const obj = doc && { f: doc._svc?.f ?? (doc.f as string | undefined), g: doc._svc?.g ?? (doc.g as string | undefined) };
     if (obj?.f === d._id) return true;
     const p = BigInt(d._id);
     // A later write replaced the state this entry produced.

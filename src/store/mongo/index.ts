@@ -18,7 +18,7 @@ import { MongoClient, type Collection, type Db } from 'mongodb';
 import { bounded } from './bounded.js';
 import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
 import { Claims, type ClaimDoc } from './claims.js';
-import { collectionNames, enc, fromDoc, toDoc, uniqueValues, type StoredDoc } from './document.js';
+import { collectionNames, enc, fromDoc, OBJECT_PROJECTION, SVC, toDoc, uniqueValues, type StoredDoc, type SvcFields } from './document.js';
 import { guard, isDuplicateKey } from './errors.js';
 import { watchStalledWrites } from './stalled-writes.js';
 import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
@@ -295,15 +295,15 @@ class MongoModelStore implements ModelStore {
    * Keeps the stored values of indexes this handle cannot compute (see effective()), and flags
    * the object for the newer process to recompute them.
    */
-  private carryOver(m: StorageModel, current: Pick<StoredDoc, 'i' | 's'>, doc: StoredDoc): void {
+  private carryOver(m: StorageModel, current: Pick<SvcFields, 'i' | 's'>, doc: StoredDoc): void {
     const uncomputable = this.cannotCompute();
-    if (uncomputable.size) doc.r = true;
+    if (uncomputable.size) doc._svc.r = true;
     const computed = new Set(m.indexes.filter((d) => !uncomputable.has(d.name)).map((d) => enc(d.name)));
     for (const [k, values] of Object.entries(current.i ?? {})) {
-      if (computed.has(k) || doc.i[k] !== undefined) continue;
-      doc.i[k] = values;
+      if (computed.has(k) || doc._svc.i[k] !== undefined) continue;
+      doc._svc.i[k] = values;
       const sv = current.s?.[k];
-      if (sv !== undefined) doc.s[k] = sv;
+      if (sv !== undefined) doc._svc.s[k] = sv;
     }
   }
 
@@ -326,7 +326,7 @@ class MongoModelStore implements ModelStore {
 
   get(name: string): Promise<ApiObject | null> {
     return guard(async () => {
-      const doc = await this.objects.findOne({ _id: name }, { projection: { o: 1 } });
+      const doc = await this.objects.findOne({ _id: name }, { projection: OBJECT_PROJECTION });
       return doc ? fromDoc(doc) : null;
     });
   }
@@ -348,9 +348,9 @@ class MongoModelStore implements ModelStore {
       const g = newIncarnation();
       const m = await this.effective();
       const doc = toDoc(m, obj, g);
-      if (this.cannotCompute().size) doc.r = true;
+      if (this.cannotCompute().size) doc._svc.r = true;
       // Unique values first: a create that loses a value never touches the feed.
-      const acquired = await this.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(m, doc));
+      const acquired = await this.claims.acquire(doc._id, g, doc._svc.v, uniqueValues(m, doc._svc));
       let f: string;
       try {
         f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
@@ -358,7 +358,7 @@ class MongoModelStore implements ModelStore {
         await this.claims.releaseAcquired(acquired);
         throw e;
       }
-      doc.f = f;
+      doc._svc.f = f;
       try {
         this.leaseHeld();
         await this.objects.insertOne(doc);
@@ -370,7 +370,7 @@ class MongoModelStore implements ModelStore {
         let mine = false;
         if (isDuplicateKey(e)) {
           try {
-            mine = (await this.objects.findOne({ _id: doc._id }, { projection: { g: 1 } }))?.g === doc.g;
+            mine = (await this.objects.findOne({ _id: doc._id }, { projection: { [SVC.g]: 1 } }))?._svc?.g === g;
           } catch (lookup) {
             // Not known whether the first attempt wrote it: the feed settles that on its own.
             await this.log.failed(f, lookup);
@@ -398,14 +398,15 @@ class MongoModelStore implements ModelStore {
     return guard(async () => {
       const name = obj.metadata.name;
       const m = await this.effective();
-      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, i: 1, s: 1, o: 1, f: 1 } });
+      const current = await this.objects.findOne({ _id: name });
       if (!current) throw notFound(name);
-      if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
+      const cur = current._svc;
+      if (cur.v !== expectedVersion) throw conflict(name, expectedVersion);
 
-      const doc = toDoc(m, obj, current.g);
-      this.carryOver(m, current, doc);
+      const doc = toDoc(m, obj, cur.g);
+      this.carryOver(m, cur, doc);
       // Unique values first: an update that loses a value never touches the feed.
-      const acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(m, doc));
+      const acquired = await this.claims.acquire(name, cur.g, doc._svc.v, uniqueValues(m, doc._svc));
       let f: string;
       try {
         f = await this.log.begin({
@@ -413,19 +414,19 @@ class MongoModelStore implements ModelStore {
           name,
           object: obj,
           previous: fromDoc(current),
-          pf: current.f ?? null,
-          g: current.g,
+          pf: cur.f ?? null,
+          g: cur.g,
         });
       } catch (e) {
         await this.claims.releaseAcquired(acquired);
         throw e;
       }
-      doc.f = f;
+      doc._svc.f = f;
       // Compare-and-set: replaces only the version we read (and the same incarnation).
       const { _id, ...replacement } = doc;
       let replaced: true | null;
       try {
-        replaced = await this.cas.run(name, current.g, expectedVersion, async (filter) => {
+        replaced = await this.cas.run(name, cur.g, expectedVersion, async (filter) => {
           this.leaseHeld();
           return (await this.objects.replaceOne(filter, replacement)).matchedCount ? true : null;
         });
@@ -440,11 +441,11 @@ class MongoModelStore implements ModelStore {
         throw now ? conflict(name, expectedVersion) : notFound(name);
       }
       // The replaced document is the one read above: release the unique values it dropped.
-      const kept = new Set(uniqueValues(m, doc).map((u) => `${u.index}\n${u.value}`));
-      const dropped = uniqueValues(m, current).filter((u) => !kept.has(`${u.index}\n${u.value}`));
+      const kept = new Set(uniqueValues(m, doc._svc).map((u) => `${u.index}\n${u.value}`));
+      const dropped = uniqueValues(m, cur).filter((u) => !kept.has(`${u.index}\n${u.value}`));
       await this.log.finish(f, 'c');
       this.feed.wake();
-      await this.claims.release(name, doc.g, doc.v, dropped);
+      await this.claims.release(name, cur.g, doc._svc.v, dropped);
       return fromDoc(doc);
     });
   }
@@ -452,13 +453,14 @@ class MongoModelStore implements ModelStore {
   private doRemove(name: string, expectedVersion: number): Promise<void> {
     return guard(async () => {
       const m = await this.effective();
-      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, o: 1, f: 1 } });
+      const current = await this.objects.findOne({ _id: name }, { projection: OBJECT_PROJECTION });
       if (!current) throw notFound(name);
-      if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
-      const f = await this.log.begin({ type: 'DELETED', name, object: fromDoc(current), pf: current.f ?? null, g: current.g });
+      const cur = current._svc;
+      if (cur.v !== expectedVersion) throw conflict(name, expectedVersion);
+      const f = await this.log.begin({ type: 'DELETED', name, object: fromDoc(current), pf: cur.f ?? null, g: cur.g });
       let doc: StoredDoc | null;
       try {
-        doc = await this.cas.run(name, current.g, expectedVersion, (filter) => {
+        doc = await this.cas.run(name, cur.g, expectedVersion, (filter) => {
           this.leaseHeld();
           return this.objects.findOneAndDelete(filter);
         });
@@ -473,7 +475,7 @@ class MongoModelStore implements ModelStore {
       }
       await this.log.finish(f, 'c');
       this.feed.wake();
-      await this.claims.release(name, doc.g, undefined, uniqueValues(m, doc));
+      await this.claims.release(name, cur.g, undefined, uniqueValues(m, doc._svc));
     });
   }
 
@@ -482,7 +484,7 @@ class MongoModelStore implements ModelStore {
       const filter = toFilter(query.where);
       const count = this.objects.countDocuments(filter);
       if (query.limit === 0) return { items: [], total: await count };
-      const cursor = this.objects.find(filter, { projection: { o: 1 } }).sort(toSort(query.sort));
+      const cursor = this.objects.find(filter, { projection: OBJECT_PROJECTION }).sort(toSort(query.sort));
       if (query.offset > 0) cursor.skip(query.offset);
       if (query.limit !== undefined) cursor.limit(query.limit);
       const [docs, total] = await Promise.all([cursor.toArray(), count]);
