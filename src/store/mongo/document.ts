@@ -32,6 +32,8 @@
  * an escaped key never holds a bare `%` otherwise). Top-level keys starting with `_` (which
  * would meet `_id`/`_svc`) get `%5F` for it. Decoding turns every `%XX` back into its
  * character. FerretDB 1.24 refuses keys with `.` or a leading `$`, and empty keys.
+ * Arrays: an array directly inside an array is held as `{ "%[]": [..] }` (FerretDB 1.24 refuses
+ * nested arrays), on both servers so the layout is one.
  *
  * The gateway's own queries filter and sort on `_svc.i`/`_svc.s` (index values as the query
  * planner defines them: strings, the smallest value of a multi-valued index). Every path index
@@ -124,6 +126,12 @@ const escapeTopKey = (k: string): string => {
   return e.charCodeAt(0) === 95 /* _ */ ? '%5F' + e.slice(1) : e;
 };
 
+/**
+ * An array directly inside an array is held as `{ "%[]": [..] }` (FerretDB 1.24 refuses nested
+ * arrays); escapeKey never produces this key (it would write `%25[]`).
+ */
+export const NESTED_ARRAY = '%[]';
+
 /** Deeper than this (MongoDB refuses documents nested over 100 levels), the JSON text is kept. */
 export const MAX_NATIVE_DEPTH = 90;
 
@@ -144,7 +152,7 @@ function encodeValue(v: unknown, st: EncodeState, depth: number): unknown {
     st.lossy = true;
     return null;
   }
-  if (Array.isArray(v)) return v.map((x) => encodeValue(x, st, depth + 1));
+  if (Array.isArray(v)) return v.map((x) => (Array.isArray(x) ? { [NESTED_ARRAY]: encodeValue(x, st, depth + 2) } : encodeValue(x, st, depth + 1)));
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
     if (!wellFormed(k)) st.lossy = true;
@@ -161,8 +169,10 @@ function decodeValue(v: unknown): unknown {
     const j = (v as { toJSON?: () => unknown }).toJSON;
     return typeof j === 'function' ? j.call(v) : String(v);
   }
+  const entries = Object.entries(v);
+  if (entries.length === 1 && entries[0]![0] === NESTED_ARRAY && Array.isArray(entries[0]![1])) return decodeValue(entries[0]![1]);
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) {
+  for (const [k, x] of entries) {
     const key = unescapeKey(k);
     if (key === '__proto__') Object.defineProperty(out, key, { value: decodeValue(x), enumerable: true, writable: true, configurable: true });
     else out[key] = decodeValue(x);

@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Cas, RebuildItem } from './cas.js';
 import { isDuplicateKey } from './errors.js';
+import { upgradeLayout } from './layout.js';
 import type { Claims } from './claims.js';
 import { CREATION_INDEX, enc, escapeKey, fromDoc, indexFields, secondaryIndexes, SVC, uniqueValues, type StoredDoc } from './document.js';
 import type { IndexBuildProgress, IndexDescriptor, StorageModel } from '../types.js';
@@ -193,6 +194,7 @@ async function syncLocked(
   onProgress?: (p: IndexBuildProgress) => void,
 ): Promise<RecordedIndex[]> {
   const { objects, claims, models } = ctx;
+  await upgradeLayout(objects, models as never, model.key);
   const stored: Record<string, RecordedIndex> = Object.fromEntries(
     ((await models.findOne({ _id: model.key }))?.indexes ?? []).map((r) => [r.name, r]),
   );
