@@ -33,7 +33,7 @@ const batched = (c: SeenCommand): boolean => {
   return (c.name === 'update' || c.name === 'delete') && first?.q?._id?.$in !== undefined;
 };
 /** Commands a second an idle gateway sends in all (before: ~90 with four watched models, ~23 with none). */
-const IDLE_BUDGET = 120;
+const IDLE_BUDGET = 5;
 const ROUNDS = 10;
 const onPersons = modelCollections('people.example.com/v1alpha1/persons');
 

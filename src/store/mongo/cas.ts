@@ -42,7 +42,7 @@ import type { Collection, Filter, UpdateFilter } from 'mongodb';
 import { GRACE_MS } from './claims.js';
 import { MongoBulkWriteError } from 'mongodb';
 import { isDuplicateKey } from './errors.js';
-import type { StoredDoc } from './document.js';
+import { casFilter, VERSION_PROJECTION, type StoredDoc } from './document.js';
 
 export interface Cas {
   /**
@@ -104,9 +104,9 @@ export interface MarkerDoc {
 
 /** MongoDB: the filter is the compare-and-set. */
 export const atomicCas: Cas = {
-  run: (name, g, v, write) => write({ _id: name, v, g }),
+  run: (name, g, v, write) => write(casFilter(name, g, v) as Filter<StoredDoc>),
   release: () => undefined,
-  rebuild: (objects, items) => bulkUpdate(objects, items.map((x) => ({ filter: { _id: x.name, v: x.v, g: x.g }, update: x.update }))),
+  rebuild: (objects, items) => bulkUpdate(objects, items.map((x) => ({ filter: casFilter(x.name, x.g, x.v) as Filter<StoredDoc>, update: x.update }))),
 };
 
 /** What markerCas needs to know about writers (their feed leases). */
@@ -154,7 +154,7 @@ export function markerCas(objects: Collection<StoredDoc>, markers: Collection<Ma
       const old = Date.now() - new Date(m.at).getTime() > GRACE_MS;
       if (!old && (m.w === undefined || m.w === writers.id || !(await writers.gone(m.w)))) return false; // a live writer
       // Its writer is gone (or stuck for GRACE_MS): take it over while the object is still at (g, v).
-      const now = await objects.findOne({ _id: name }, { projection: { v: 1, g: 1 } });
+      const now = (await objects.findOne({ _id: name }, { projection: VERSION_PROJECTION }))?._svc;
       if (!now || now.v !== v || now.g !== g) return false;
       await markers.deleteOne({ _id: id, at: m.at });
     }
@@ -165,7 +165,7 @@ export function markerCas(objects: Collection<StoredDoc>, markers: Collection<Ma
       const id = markerId(name, g, v);
       if (!(await take(id, name, g, v))) return null;
       // Throws with the marker kept: the outcome is unknown until the writer completes it.
-      const r = await write({ _id: name, v, g });
+      const r = await write(casFilter(name, g, v) as Filter<StoredDoc>);
       release(id);
       return r;
     },
@@ -200,7 +200,7 @@ export function markerCas(objects: Collection<StoredDoc>, markers: Collection<Ma
         const mine = marked.filter((m) => taken.has(m.id));
         if (!mine.length) return 0;
         const now = new Map(
-          (await objects.find({ _id: { $in: mine.map((m) => m.x.name) } }, { projection: { _id: 1, v: 1, g: 1 } }).toArray()).map((d) => [d._id, d]),
+          (await objects.find({ _id: { $in: mine.map((m) => m.x.name) } }, { projection: { _id: 1, ...VERSION_PROJECTION } }).toArray()).map((d) => [d._id, d._svc]),
         );
         const still = mine.filter((m) => now.get(m.x.name)?.v === m.x.v && now.get(m.x.name)?.g === m.x.g);
         const n = await bulkUpdate(objects, still.map((m) => ({ filter: { _id: m.x.name }, update: m.x.update })));

@@ -30,7 +30,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MongoBulkWriteError, type Collection } from 'mongodb';
-import { enc, type StoredDoc } from './document.js';
+import { enc, SVC, type StoredDoc } from './document.js';
 import { isDuplicateKey } from './errors.js';
 import { StoreError } from '../errors.js';
 
@@ -163,10 +163,10 @@ export class Claims {
 
   private async isStale(c: ClaimDoc): Promise<boolean> {
     const field = enc(c.x);
-    const owner = await this.objects.findOne(
+    const owner = (await this.objects.findOne(
       { _id: c.n },
-      { projection: { g: 1, v: 1, [`i.${field}`]: 1 } },
-    );
+      { projection: { [SVC.g]: 1, [SVC.v]: 1, [`${SVC.i}.${field}`]: 1 } },
+    ))?._svc;
     if (owner && owner.g === c.g) {
       if (owner.i?.[field]?.includes(c.val)) return false; // held: a real conflict
       if (owner.v >= c.v) return true; // the claiming write failed or was superseded

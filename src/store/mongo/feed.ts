@@ -52,7 +52,7 @@ import { StoreError } from '../errors.js';
 import { expired, type ChangeLog, type FeedRetention, type LogRead } from '../feed/index.js';
 import type { ApiObject } from '../object.js';
 import type { ChangeEvent, WatchEventType } from '../types.js';
-import { decodeObject, encodedSize, encodeObject, type EncodedObject, type StoredDoc } from './document.js';
+import { decodeObject, encodedSize, encodeObject, SVC, type EncodedObject, type StoredDoc } from './document.js';
 import { within } from './bounded.js';
 import { guard, isDuplicateKey } from './errors.js';
 
@@ -83,7 +83,7 @@ const DOUBT_MS = 6000;
 /** The message of the error a writer raises when its own lease is stale (nothing was written). */
 export const LEASE_STALE = 'the change feed lease cannot be renewed';
 /** The shared head hint (`head:<key>`) is moved at most this often per process. */
-const HINT_MS = 200;
+const HINT_MS = 100;
 
 interface FeedDoc {
   _id: string;
@@ -123,7 +123,12 @@ export class FeedWriter {
    * fail. This process's readers take them as recorded (`repair`); other processes' readers
    * wait at them as at any live writer's pending entry, for CONFIRM_MS and a round trip.
    */
-  readonly unresolved = new Map<string, { coll: Collection<FeedDoc>; s: 'c' | 'a' }>();
+  readonly unresolved = new Map<string, { coll: Collection<FeedDoc>; id: string; s: 'c' | 'a' }>();
+
+  /** The key of an entry in `unresolved` (positions are per feed; one writer serves every feed). */
+  static key(coll: Collection<FeedDoc>, position: string): string {
+    return `${coll.collectionName}#${position}`;
+  }
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   /** When this process last began a write; the lease is renewed while writes are recent. */
@@ -164,10 +169,16 @@ export class FeedWriter {
 
   /** Records the outcome of an entry in a coming batch. */
   settle(position: string, coll: Collection<FeedDoc>, s: 'c' | 'a'): void {
-    this.unresolved.set(position, { coll, s });
+    this.unresolved.set(FeedWriter.key(coll, position), { coll, id: position, s });
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
     this.flushTimer ??= setTimeout(() => {
       this.flushTimer = undefined;
-      void this.flush();
+      // One batch at a time: what was settled meanwhile goes in the next one.
+      if (this.flushing) this.scheduleFlush();
+      else void this.flush();
     }, CONFIRM_MS);
   }
 
@@ -175,16 +186,27 @@ export class FeedWriter {
   flush(): Promise<void> {
     this.flushing ??= (async () => {
       const groups = new Map<string, { coll: Collection<FeedDoc>; s: 'c' | 'a'; ids: string[] }>();
-      for (const [id, u] of this.unresolved) {
+      for (const u of this.unresolved.values()) {
         const k = `${u.coll.collectionName}\n${u.s}`;
         let g = groups.get(k);
         if (!g) groups.set(k, (g = { coll: u.coll, s: u.s, ids: [] }));
-        g.ids.push(id);
+        g.ids.push(u.id);
       }
       for (const g of groups.values()) {
         try {
-          await g.coll.updateMany({ _id: { $in: g.ids }, s: 'p' }, { $set: { s: g.s } }, within(LEASE_SELF_STALE_MS));
-          for (const id of g.ids) if (this.unresolved.get(id)?.s === g.s) this.unresolved.delete(id);
+          const r = await g.coll.updateMany({ _id: { $in: g.ids }, s: 'p' }, { $set: { s: g.s } }, within(LEASE_SELF_STALE_MS));
+          let left = new Set<string>();
+          if (r.matchedCount < g.ids.length) {
+            // Fewer matched than sent (seen on FerretDB under concurrent writes): keep those
+            // still pending for the next batch.
+            const still = await g.coll.find({ _id: { $in: g.ids }, s: 'p' }, { projection: { _id: 1 }, ...within(LEASE_SELF_STALE_MS) }).toArray();
+            left = new Set(still.map((d) => d._id));
+          }
+          for (const id of g.ids) {
+            const key = FeedWriter.key(g.coll, id);
+            if (!left.has(id) && this.unresolved.get(key)?.s === g.s) this.unresolved.delete(key);
+          }
+          if (left.size) this.scheduleFlush();
         } catch {
           // retried with the next lease renewal
         }
@@ -231,6 +253,7 @@ export class FeedWriter {
     this.timer = undefined;
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
+    await this.flushing;
     await this.flush();
     await this.meta.deleteOne({ _id: `writer:${this.id}` }).catch(() => undefined);
   }
@@ -523,14 +546,23 @@ export class MongoChangeLog implements ChangeLog {
     }
     this.hintBusy = true;
     this.hintAt = Date.now();
-    const n = Number(this.hintWant);
+    const want = this.hintWant;
+    const n = Number(want);
     void this.meta
       .updateOne({ _id: `head:${this.key}` }, { $max: { n } }, { upsert: true })
+      .then(() => {
+        if (want > this.hintSent) this.hintSent = want;
+      })
       .catch(() => undefined)
       .finally(() => {
         this.hintBusy = false;
+        // Other processes' watchers wait for the hint (index.ts, pollHints): positions begun
+        // while this update was under way, or a failed update, are published next.
+        if (this.hintWant > this.hintSent) this.moveHint(this.hintWant);
       });
   }
+
+  private hintSent = 0n;
 
   private hintTimer: NodeJS.Timeout | undefined;
 
@@ -646,7 +678,16 @@ export class MongoChangeLog implements ChangeLog {
       return (more = bytes >= maxBytes);
     });
     if (!events.length && after < (await this.floor())) throw expired(String(after));
-    return { events, through, bytes, more: more && through - after < BigInt(limit) };
+    return { events, through, bytes, more: more && through - after < BigInt(limit), settled: through >= this.known };
+  }
+
+  /**
+   * A head hint read by the store's change-hint poller (index.ts): a position known to exist.
+   * True when it is beyond what this log has read, i.e. the feed has something to read.
+   */
+  noteHint(n: bigint): boolean {
+    if (n > this.known) this.known = n;
+    return n > this.resolved;
   }
 
   async head(): Promise<bigint> {
@@ -719,6 +760,9 @@ export class MongoChangeLog implements ChangeLog {
           for await (const d of cursor) {
             seen++;
             const p = cur + 1n;
+            // Every position seen exists: a read that stops before it is not settled.
+            const at = BigInt(d._id);
+            if (at > this.known) this.known = at;
             if (d._id !== pad(p)) {
               // A position not yet visible below one that is: its insert is in flight (wait), or
               // its writer died before inserting it (fill it as aborted after HOLE_MS; a late
@@ -809,7 +853,7 @@ export class MongoChangeLog implements ChangeLog {
    */
   private async repair(d: FeedDoc): Promise<boolean> {
     if (d.w === this.writer.id) {
-      const u = this.writer.unresolved.get(d._id);
+      const u = this.writer.unresolved.get(FeedWriter.key(this.coll(BigInt(d._id)), d._id));
       if (!u) return false; // our own write in progress
       d.s = u.s;
       return true;
@@ -842,7 +886,9 @@ export class MongoChangeLog implements ChangeLog {
 
   /** Did the object write of a dead writer's pending entry happen? */
   private async happened(d: FeedDoc): Promise<boolean> {
-    const obj = await guard(() => this.objects.findOne({ _id: d.n }, { projection: { f: 1, g: 1 } }));
+    // Layout 1 documents (not yet upgraded, layout.ts) have `f`/`g` at the top.
+    const doc = await guard(() => this.objects.findOne({ _id: d.n }, { projection: { [SVC.f]: 1, [SVC.g]: 1, f: 1, g: 1 } }));
+    const obj = doc && { f: doc._svc?.f ?? (doc.f as string | undefined), g: doc._svc?.g ?? (doc.g as string | undefined) };
     if (obj?.f === d._id) return true;
     const p = BigInt(d._id);
     // A later write replaced the state this entry produced.

@@ -14,11 +14,11 @@
  * write → confirm), and watchers read that feed through the shared feed layer (store/feed/).
  */
 import { randomBytes } from 'node:crypto';
-import { MongoClient, type Collection, type CommandStartedEvent, type Db } from 'mongodb';
-import { bounded } from './bounded.js';
+import { MongoClient, type Collection, type CommandStartedEvent, type Db, type Filter } from 'mongodb';
+import { bounded, within } from './bounded.js';
 import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
 import { Claims, type ClaimDoc } from './claims.js';
-import { collectionNames, enc, fromDoc, toDoc, uniqueValues, type StoredDoc } from './document.js';
+import { casFilter, collectionNames, enc, fromDoc, OBJECT_PROJECTION, SVC, toDoc, uniqueValues, type StoredDoc, type SvcFields } from './document.js';
 import { guard, isDuplicateKey } from './errors.js';
 import { watchStalledWrites } from './stalled-writes.js';
 import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
@@ -26,7 +26,7 @@ import { valuesAtPath } from '../../registry/indexes.js';
 import { toFilter, toSort } from './query.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
 import { StoreError } from '../errors.js';
-import { FERRET_SEGMENT, FeedWriter, LEASE_STALE, MongoChangeLog, SEGMENT } from './feed.js';
+import { FEED_META, FERRET_SEGMENT, FeedWriter, LEASE_STALE, MongoChangeLog, SEGMENT } from './feed.js';
 import type { ApiObject } from '../object.js';
 import type {
   ChangeEvent,
@@ -106,6 +106,42 @@ class MongoStore implements Store {
     this.writer.busy = () => [...this.feeds.values()].some((f) => f.log.doubting);
     this.retention = options.retention ?? retentionFromEnv();
     this.stopRescue = watchStalledWrites(client);
+    this.hintTimer = setInterval(() => void this.pollHints(), HINT_POLL_MS);
+    this.hintTimer.unref();
+  }
+
+  private readonly hintTimer: NodeJS.Timeout;
+  private hintBusy = false;
+
+  /**
+   * Change hints: one query every HINT_POLL_MS, for every watched model of this process
+   * together, reads the models' head hints (`head:<key>` in `_svc_feed`, moved by every
+   * process that writes); a feed whose hint is beyond what it has read is woken. The feeds
+   * themselves poll only while they have something to read (a write in progress ahead of
+   * them) and otherwise every IDLE_POLL_MS, so an idle gateway sends a few commands a second
+   * however many models and watchers it serves, and another process's write reaches watchers
+   * within about HINT_MS + HINT_POLL_MS (feed.ts). Nobody watching: no query.
+   */
+  private async pollHints(): Promise<void> {
+    if (this.hintBusy) return;
+    const watched = [...this.feeds].filter(([, f]) => f.feed.size > 0);
+    if (!watched.length) return;
+    this.hintBusy = true;
+    try {
+      const heads = await this.db
+        .collection<{ _id: string; n?: number }>(FEED_META)
+        .find({ _id: { $in: watched.map(([key]) => `head:${key}`) } }, within(HINT_POLL_MS * 8))
+        .toArray();
+      const n = new Map(heads.map((h) => [h._id, h.n]));
+      for (const [key, f] of watched) {
+        const head = n.get(`head:${key}`);
+        if (head && f.log.noteHint(BigInt(head))) f.feed.wake();
+      }
+    } catch {
+      // unreachable: the next tick asks again (and the feeds' own polls go on)
+    } finally {
+      this.hintBusy = false;
+    }
   }
 
   /**
@@ -159,7 +195,7 @@ class MongoStore implements Store {
     if (!f) {
       // Its segment size is settled by layout() in model().
       const log = new MongoChangeLog(this.db, key, feedName, objects, this.writer, this.retention, this.options.operationTimeoutMS);
-      const feed = new SharedFeed(log, this.options.feed);
+      const feed = new SharedFeed(log, { idlePollMs: IDLE_POLL_MS, ...this.options.feed });
       log.onSettled = () => feed.wake();
       this.feeds.set(key, (f = { log, feed }));
     }
@@ -182,6 +218,7 @@ class MongoStore implements Store {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.hintTimer);
     for (const f of this.feeds.values()) {
       f.feed.close();
       f.log.close();
@@ -193,6 +230,11 @@ class MongoStore implements Store {
 }
 
 const newIncarnation = () => randomBytes(8).toString('hex');
+
+/** Change hints are read this often while anyone watches (MongoStore.pollHints). */
+const HINT_POLL_MS = 250;
+/** A settled feed polls its log this often by itself (a safety net behind the hints). */
+const IDLE_POLL_MS = 20_000;
 
 /** How often a handle re-reads which indexes a newer declaration of its model made. */
 const FOREIGN_REFRESH_MS = 2000;
@@ -247,11 +289,10 @@ interface MongoRoute {
   recent: Map<string, { doc: Recent; at: number }>;
 }
 
-type Recent = Pick<StoredDoc, '_id' | 'v' | 'g' | 'i' | 's' | 'o' | 'f'>;
+type Recent = StoredDoc;
 /** How long and how many documents `recent` keeps. */
 const RECENT_MS = 10_000;
 const RECENT_MAX = 2048;
-const READ_PROJECTION = { v: 1, g: 1, i: 1, s: 1, o: 1, f: 1 } as const;
 
 class MongoModelStore implements ModelStore {
   private inflight = 0;
@@ -317,15 +358,15 @@ class MongoModelStore implements ModelStore {
    * Keeps the stored values of indexes this handle cannot compute (see effective()), and flags
    * the object for the newer process to recompute them.
    */
-  private carryOver(m: StorageModel, current: Pick<StoredDoc, 'i' | 's'>, doc: StoredDoc): void {
+  private carryOver(m: StorageModel, current: Pick<SvcFields, 'i' | 's'>, doc: StoredDoc): void {
     const uncomputable = this.cannotCompute();
-    if (uncomputable.size) doc.r = true;
+    if (uncomputable.size) doc._svc.r = true;
     const computed = new Set(m.indexes.filter((d) => !uncomputable.has(d.name)).map((d) => enc(d.name)));
     for (const [k, values] of Object.entries(current.i ?? {})) {
-      if (computed.has(k) || doc.i[k] !== undefined) continue;
-      doc.i[k] = values;
+      if (computed.has(k) || doc._svc.i[k] !== undefined) continue;
+      doc._svc.i[k] = values;
       const sv = current.s?.[k];
-      if (sv !== undefined) doc.s[k] = sv;
+      if (sv !== undefined) doc._svc.s[k] = sv;
     }
   }
 
@@ -348,7 +389,8 @@ class MongoModelStore implements ModelStore {
 
   get(name: string): Promise<ApiObject | null> {
     return guard(async () => {
-      const doc = await this.objects.findOne({ _id: name }, { projection: READ_PROJECTION });
+      // The whole document: an update or delete of this version reuses it (MongoRoute.recent).
+      const doc = await this.objects.findOne({ _id: name });
       if (!doc) return null;
       this.remember(doc);
       return fromDoc(doc);
@@ -367,8 +409,8 @@ class MongoModelStore implements ModelStore {
     const r = this.route.recent.get(name);
     this.route.recent.delete(name); // once: a second write of that version is a conflict anyway
     // Values of indexes this handle cannot compute may have been rewritten since (a rebuild).
-    if (r && r.doc.v === version && Date.now() - r.at < RECENT_MS && !this.cannotCompute().size) return r.doc;
-    return this.objects.findOne({ _id: name }, { projection: READ_PROJECTION });
+    if (r && r.doc._svc.v === version && Date.now() - r.at < RECENT_MS && !this.cannotCompute().size) return r.doc;
+    return this.objects.findOne({ _id: name });
   }
 
   create(obj: ApiObject): Promise<ApiObject> {
@@ -388,9 +430,9 @@ class MongoModelStore implements ModelStore {
       const g = newIncarnation();
       const m = await this.effective();
       const doc = toDoc(m, obj, g);
-      if (this.cannotCompute().size) doc.r = true;
+      if (this.cannotCompute().size) doc._svc.r = true;
       // Unique values first: a create that loses a value never touches the feed.
-      const acquired = await this.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(m, doc));
+      const acquired = await this.claims.acquire(doc._id, g, doc._svc.v, uniqueValues(m, doc._svc));
       let f: string;
       try {
         f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
@@ -398,7 +440,7 @@ class MongoModelStore implements ModelStore {
         await this.claims.releaseAcquired(acquired);
         throw e;
       }
-      doc.f = f;
+      doc._svc.f = f;
       try {
         this.leaseHeld();
         await this.objects.insertOne(doc);
@@ -410,7 +452,7 @@ class MongoModelStore implements ModelStore {
         let mine = false;
         if (isDuplicateKey(e)) {
           try {
-            mine = (await this.objects.findOne({ _id: doc._id }, { projection: { g: 1 } }))?.g === doc.g;
+            mine = (await this.objects.findOne({ _id: doc._id }, { projection: { [SVC.g]: 1 } }))?._svc?.g === g;
           } catch (lookup) {
             // Not known whether the first attempt wrote it: the feed settles that on its own.
             await this.log.failed(f, lookup);
@@ -449,12 +491,13 @@ class MongoModelStore implements ModelStore {
       const m = await this.effective();
       const current = await this.current(name, expectedVersion);
       if (!current) throw notFound(name);
-      if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
+      const cur = current._svc;
+      if (cur.v !== expectedVersion) throw conflict(name, expectedVersion);
 
-      const doc = toDoc(m, obj, current.g);
-      this.carryOver(m, current, doc);
+      const doc = toDoc(m, obj, cur.g);
+      this.carryOver(m, cur, doc);
       // Unique values first: an update that loses a value never touches the feed.
-      const acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(m, doc));
+      const acquired = await this.claims.acquire(name, cur.g, doc._svc.v, uniqueValues(m, doc._svc));
       let f: string;
       try {
         f = await this.log.begin({
@@ -462,20 +505,20 @@ class MongoModelStore implements ModelStore {
           name,
           object: obj,
           previous: fromDoc(current),
-          pf: current.f ?? null,
-          g: current.g,
+          pf: cur.f ?? null,
+          g: cur.g,
         });
       } catch (e) {
         await this.claims.releaseAcquired(acquired);
         throw e;
       }
-      doc.f = f;
+      doc._svc.f = f;
       // Compare-and-set: replaces only the version we read (and the same incarnation).
       const { _id, ...replacement } = doc;
       let replaced: true | null;
       let sent = false;
       try {
-        replaced = await this.cas.run(name, current.g, expectedVersion, async (filter) => {
+        replaced = await this.cas.run(name, cur.g, expectedVersion, async (filter) => {
           this.leaseHeld();
           sent = true;
           return (await this.objects.replaceOne(filter, replacement)).matchedCount ? true : null;
@@ -483,15 +526,15 @@ class MongoModelStore implements ModelStore {
       } catch (e) {
         if (!sent) {
           // Nothing was written (the marker may have been: it goes with the next sweep).
-          this.cas.release(name, current.g, expectedVersion);
+          this.cas.release(name, cur.g, expectedVersion);
           await this.log.finish(f, 'a');
           await this.claims.releaseAcquired(acquired);
           throw e;
         }
         // No answer: the same conditional replace is sent again until one comes (cas.ts, 2.).
         const complete = async () => {
-          await this.objects.replaceOne({ _id: name, v: expectedVersion, g: current.g }, replacement);
-          this.cas.release(name, current.g, expectedVersion);
+          await this.objects.replaceOne(casFilter(name, cur.g, expectedVersion) as Filter<StoredDoc>, replacement);
+          this.cas.release(name, cur.g, expectedVersion);
         };
         if (await this.log.failed(f, e, complete)) await this.claims.releaseAcquired(acquired);
         throw e;
@@ -503,11 +546,11 @@ class MongoModelStore implements ModelStore {
         throw now ? conflict(name, expectedVersion) : notFound(name);
       }
       // The replaced document is the one read above: release the unique values it dropped.
-      const kept = new Set(uniqueValues(m, doc).map((u) => `${u.index}\n${u.value}`));
-      const dropped = uniqueValues(m, current).filter((u) => !kept.has(`${u.index}\n${u.value}`));
+      const kept = new Set(uniqueValues(m, doc._svc).map((u) => `${u.index}\n${u.value}`));
+      const dropped = uniqueValues(m, cur).filter((u) => !kept.has(`${u.index}\n${u.value}`));
       await this.log.finish(f, 'c');
       this.feed.wake();
-      await this.claims.release(name, doc.g, doc.v, dropped);
+      await this.claims.release(name, cur.g, doc._svc.v, dropped);
       return fromDoc(doc);
     });
   }
@@ -517,25 +560,26 @@ class MongoModelStore implements ModelStore {
       const m = await this.effective();
       const current = await this.current(name, expectedVersion);
       if (!current) throw notFound(name);
-      if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
-      const f = await this.log.begin({ type: 'DELETED', name, object: fromDoc(current), pf: current.f ?? null, g: current.g });
+      const cur = current._svc;
+      if (cur.v !== expectedVersion) throw conflict(name, expectedVersion);
+      const f = await this.log.begin({ type: 'DELETED', name, object: fromDoc(current), pf: cur.f ?? null, g: cur.g });
       let doc: StoredDoc | null;
       let sent = false;
       try {
-        doc = await this.cas.run(name, current.g, expectedVersion, (filter) => {
+        doc = await this.cas.run(name, cur.g, expectedVersion, (filter) => {
           this.leaseHeld();
           sent = true;
           return this.objects.findOneAndDelete(filter);
         });
       } catch (e) {
         if (!sent) {
-          this.cas.release(name, current.g, expectedVersion);
+          this.cas.release(name, cur.g, expectedVersion);
           await this.log.finish(f, 'a');
           throw e;
         }
         const complete = async () => {
-          await this.objects.deleteOne({ _id: name, v: expectedVersion, g: current.g });
-          this.cas.release(name, current.g, expectedVersion);
+          await this.objects.deleteOne(casFilter(name, cur.g, expectedVersion) as Filter<StoredDoc>);
+          this.cas.release(name, cur.g, expectedVersion);
         };
         await this.log.failed(f, e, complete);
         throw e;
@@ -547,7 +591,7 @@ class MongoModelStore implements ModelStore {
       }
       await this.log.finish(f, 'c');
       this.feed.wake();
-      await this.claims.release(name, doc.g, undefined, uniqueValues(m, doc));
+      await this.claims.release(name, cur.g, undefined, uniqueValues(m, doc._svc));
     });
   }
 
@@ -556,7 +600,7 @@ class MongoModelStore implements ModelStore {
       const filter = toFilter(query.where);
       const count = this.objects.countDocuments(filter);
       if (query.limit === 0) return { items: [], total: await count };
-      const cursor = this.objects.find(filter, { projection: { o: 1 } }).sort(toSort(query.sort));
+      const cursor = this.objects.find(filter, { projection: OBJECT_PROJECTION }).sort(toSort(query.sort));
       if (query.offset > 0) cursor.skip(query.offset);
       if (query.limit !== undefined) cursor.limit(query.limit);
       const [docs, total] = await Promise.all([cursor.toArray(), count]);
