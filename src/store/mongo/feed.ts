@@ -522,6 +522,11 @@ export class MongoChangeLog implements ChangeLog {
     if (settled) this.onSettled?.();
   }
 
+  /** Resolves once this process's lease is fresh (renewing it if needed). */
+  ready(): Promise<void> {
+    return this.writer.ready();
+  }
+
   /** Whether this process's lease allows writing the object now (step 2 guard). */
   mayWrite(): boolean {
     return this.writer.fresh();

@@ -153,9 +153,9 @@ class MongoStore implements Store {
   async model(model: StorageModel, onProgress?: (p: IndexBuildProgress) => void): Promise<ModelStore> {
     const names = collectionNames(model.key);
     const objects = this.db.collection<StoredDoc>(names.objects);
-    const claims = new Claims(this.db.collection<ClaimDoc>(names.claims), objects);
-    const ferret = await retryUnavailable(() => guard(() => this.isFerret()));
     const writers = { id: this.writer.id, gone: (w: string) => this.writer.gone(w) };
+    const claims = new Claims(this.db.collection<ClaimDoc>(names.claims), objects, writers);
+    const ferret = await retryUnavailable(() => guard(() => this.isFerret()));
     const cas = ferret ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims), writers) : atomicCas;
     const f = this.feed(model.key, names.feed, objects);
     const segment = this.options.feedSegment ? BigInt(this.options.feedSegment) : ferret ? FERRET_SEGMENT : SEGMENT;
@@ -168,7 +168,7 @@ class MongoStore implements Store {
     const bClaims = bounded(this.db.collection<ClaimDoc>(names.claims), ms);
     const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms), writers);
     const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
-    const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects), bCas, f.log, f.feed, route, bounded(models, ms));
+    const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects, writers), bCas, f.log, f.feed, route, bounded(models, ms));
     const before = route.write;
     route.write = next;
     try {
@@ -432,7 +432,10 @@ class MongoModelStore implements ModelStore {
       const doc = toDoc(m, obj, g);
       if (this.cannotCompute().size) doc._svc.r = true;
       // Unique values first: a create that loses a value never touches the feed.
-      const acquired = await this.claims.acquire(doc._id, g, doc._svc.v, uniqueValues(m, doc._svc));
+      const unique = uniqueValues(m, doc._svc);
+      // Others judge this process's claims by its lease (claims.ts): fresh before claiming.
+      if (unique.length) await this.log.ready();
+      const acquired = await this.claims.acquire(doc._id, g, doc._svc.v, unique);
       let f: string;
       try {
         f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
@@ -497,7 +500,9 @@ class MongoModelStore implements ModelStore {
       const doc = toDoc(m, obj, cur.g);
       this.carryOver(m, cur, doc);
       // Unique values first: an update that loses a value never touches the feed.
-      const acquired = await this.claims.acquire(name, cur.g, doc._svc.v, uniqueValues(m, doc._svc));
+      const unique = uniqueValues(m, doc._svc);
+      if (unique.length) await this.log.ready();
+      const acquired = await this.claims.acquire(name, cur.g, doc._svc.v, unique);
       let f: string;
       try {
         f = await this.log.begin({
