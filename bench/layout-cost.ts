@@ -3,7 +3,8 @@
  * Person-like objects stored as layout 1 (JSON text in `o`) and as layout 2 (native, document.ts),
  * then get by name and an indexed list (one equality term, default sort, page of 20 + total)
  * timed on each. FerretDB 1.24 scans the collection for every filter but `{_id}`, so this measures
- * the cost per document scanned. Run: FERRETDB_BIN=… npx tsx bench/layout-cost.ts [objects]
+ * the cost per document scanned. Run: FERRETDB_BIN=… npx tsx bench/layout-cost.ts [objects] [KiB of
+ * annotation text per object, default 0]
  */
 import { MongoClient, type Collection, type Document } from 'mongodb';
 import { startFerretdb } from '../scripts/ferretdb.js';
@@ -12,6 +13,7 @@ import type { ApiObject } from '../src/store/object.js';
 import type { StorageModel } from '../src/store/types.js';
 
 const N = Number(process.argv[2] ?? 5000);
+const BLOB = 'x'.repeat(Number(process.argv[3] ?? 0) * 1024);
 const model: StorageModel = {
   key: 'bench.example.com/v1/persons',
   indexes: [
@@ -34,6 +36,7 @@ const person = (i: number): ApiObject => ({
     version: 1,
     creationTimestamp: new Date(1_700_000_000_000 + i * 1000).toISOString(),
     labels: { 'bench.example.com/team': `t${i % 10}` },
+    ...(BLOB && { annotations: { 'bench.example.com/blob': BLOB } }),
   },
   spec: { name: `Person ${i}`, age: i % 100, gender: i % 2 ? 'MALE' : 'FEMALE', email: `p${i}@example.com`, tags: ['a', 'b'], address: { city: 'X', zip: `${i}` } },
 });
@@ -58,10 +61,12 @@ try {
   const one = client.db().collection('layout1');
   const two = client.db().collection('layout2');
   const objs = Array.from({ length: N }, (_, i) => person(i));
-  for (let k = 0; k < N; k += 500) {
-    await one.insertMany(objs.slice(k, k + 500).map(layoutOne));
-    await two.insertMany(objs.slice(k, k + 500).map((o) => toDoc(model, o, 'g0000000', '00000000000000000001')) as Document[]);
-  }
+  const t1 = performance.now();
+  for (const o of objs) await one.insertOne(layoutOne(o));
+  const t2 = performance.now();
+  for (const o of objs) await two.insertOne(toDoc(model, o, 'g0000000', '00000000000000000001') as Document);
+  const t3 = performance.now();
+  console.log(`insert: layout 1 ${((t2 - t1) / N).toFixed(2)} ms, layout 2 ${((t3 - t2) / N).toFixed(2)} ms`);
   const list = (c: Collection, prefix: string, projection: Document) => async () => {
     const filter = { [`${prefix}i.spec%2Egender`]: { $in: ['MALE'] } };
     await Promise.all([

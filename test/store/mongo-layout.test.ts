@@ -200,7 +200,7 @@ describe('mongodb layout', () => {
         model.key,
         objects.map((obj) => {
           const d = raw.get(obj.metadata.name)!;
-          return { obj, g: d._svc.g, f: d._svc.f, i: d._svc.i, s: d._svc.s };
+          return { obj, g: d._svc.g, f: d._svc.f, i: d._svc.i, s: d._svc.s as Record<string, string> };
         }),
       );
       const one = await coll.findOne({});

@@ -16,6 +16,8 @@
  *       g: incarnation id, f: change-feed stamp (feed.ts),
  *       i: { <enc(index)>: [values] },      filter field, multikey index `f:<index>`
  *       s: { <enc(index)>: smallest value }, sort field, index `s:<index>` = { _svc.s.<enc>: dir, _id: 1 }
+ *                                           (numeric indexes: canonical number text in i, the
+ *                                           number in s, store/numeric.ts)
  *       r?: true,                           index values to recompute (indexes.ts)
  *       t?: { c?, d? },                     the exact creation/deletion timestamp strings, when a
  *                                           BSON Date (milliseconds, printed by toISOString) cannot
@@ -50,6 +52,7 @@
  */
 import type { ApiObject } from '../object.js';
 import type { IndexDescriptor, StorageModel } from '../types.js';
+import { canonicalValue, numericSortKey } from '../numeric.js';
 
 export const NAME_INDEX = 'metadata.name';
 export const CREATION_INDEX = 'metadata.creationTimestamp';
@@ -64,7 +67,8 @@ export interface SvcFields {
   /** Feed position of the write that produced this state (absent on objects from before the feed). */
   f?: string;
   i: Record<string, string[]>;
-  s: Record<string, string>;
+  /** Smallest value; a number for numeric indexes (store/numeric.ts). */
+  s: Record<string, string | number>;
   /**
    * Written by a process that could not compute every index of the model (an older plugin
    * version lacking a newer version's indexFunc): the newer process recomputes it on its next
@@ -279,10 +283,11 @@ export function indexFields(
   const i: SvcFields['i'] = {};
   const s: SvcFields['s'] = {};
   for (const d of indexes) {
-    const vals = [...new Set(values[d.name] ?? [])];
+    const raw = values[d.name] ?? [];
+    const vals = [...new Set(d.numeric ? raw.map(canonicalValue) : raw)];
     if (vals.length === 0) continue;
     i[enc(d.name)] = vals;
-    s[enc(d.name)] = minValue(vals);
+    s[enc(d.name)] = d.numeric ? numericSortKey(vals)! : minValue(vals);
   }
   return { i, s };
 }

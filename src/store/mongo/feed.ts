@@ -893,7 +893,7 @@ export class MongoChangeLog implements ChangeLog {
   private async happened(d: FeedDoc): Promise<boolean> {
     // Layout 1 documents (not yet upgraded, layout.ts) have `f`/`g` at the top.
     const doc = await guard(() => this.objects.findOne({ _id: d.n }, { projection: { [SVC.f]: 1, [SVC.g]: 1, f: 1, g: 1 } }));
-    const obj = doc && { f: doc._svc?.f ?? (doc.f as string | undefined), g: doc._svc?.g ?? (doc.g as string | undefined) };
+    const obj = doc && (doc._svc ? { f: doc._svc.f, g: doc._svc.g } : { f: doc.f as string | undefined, g: doc.g as string | undefined });
     if (obj?.f === d._id) return true;
     const p = BigInt(d._id);
     // A later write replaced the state this entry produced.

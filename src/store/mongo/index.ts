@@ -24,6 +24,7 @@ import { watchStalledWrites } from './stalled-writes.js';
 import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
 import { valuesAtPath } from '../../registry/indexes.js';
 import { toFilter, toSort } from './query.js';
+import { canonicalWhere, numericIndexes } from '../numeric.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
 import { StoreError } from '../errors.js';
 import { FEED_META, FERRET_SEGMENT, FeedWriter, LEASE_STALE, MongoChangeLog, SEGMENT } from './feed.js';
@@ -255,7 +256,13 @@ function withForeign(model: StorageModel, foreign: RecordedIndex[]): StorageMode
     ...model,
     indexes: [
       ...model.indexes.filter((d) => !names.has(d.name)),
-      ...foreign.map((r) => ({ name: r.name, unique: r.unique, order: r.order ?? 'ASC', fingerprint: r.fingerprint })),
+      ...foreign.map((r) => ({
+        name: r.name,
+        unique: r.unique,
+        order: r.order ?? 'ASC',
+        fingerprint: r.fingerprint,
+        ...(r.fingerprint.includes('|type=number') && { numeric: true }),
+      })),
     ],
     indexValues(obj) {
       const out = model.indexValues(obj);
@@ -602,7 +609,7 @@ class MongoModelStore implements ModelStore {
 
   list(query: StoreQuery): Promise<StoreListResult> {
     return guard(async () => {
-      const filter = toFilter(query.where);
+      const filter = toFilter(canonicalWhere(query.where, numericIndexes(this.model.indexes)));
       const count = this.objects.countDocuments(filter);
       if (query.limit === 0) return { items: [], total: await count };
       const cursor = this.objects.find(filter, { projection: OBJECT_PROJECTION }).sort(toSort(query.sort));
