@@ -25,7 +25,10 @@
  * Pending-entry protocol (writes in model-store order):
  *   1. insert the entry as pending (this allocates the position);
  *   2. write the object (compare-and-set), stamping it with `f = position`;
- *   3. confirm the entry (or mark it aborted when the object write failed).
+ *   3. confirm the entry (or mark it aborted when the object write failed). Confirmations go
+ *      in batches off the request path (FeedWriter.settle: one update per segment for every
+ *      entry settled within CONFIRM_MS); this process's readers take them as done at once,
+ *      others wait at the entry as at any live writer's until the batch lands.
  * Readers walk positions in order and stop at a pending entry (the "hole"): a later position
  * that committed first is never delivered before it. A pending entry whose writer is dead (its
  * lease in `_svc_feed` stopped moving, e.g. after kill -9) is repaired by any reader: the write
@@ -38,8 +41,11 @@
  * up on a step (its time bound, bounded.ts) that the server still carries out. When step 1 gave
  * up, the position is fenced (an aborted entry is upserted there, so a late insert of the
  * pending one fails) and an entry of ours found there is aborted: no object was written for it.
- * When step 2 gave up, the entry stays pending and is checked every second: confirmed once the
- * object shows the write (`happened`), aborted when it still does not after DOUBT_MS. Readers
+ * When step 2 gave up, the entry stays pending and the writer completes the write: it sends the
+ * same conditional object write again every second until the server answers (cas.ts), then
+ * confirms the entry when the object shows the write (`happened`) and aborts it otherwise, so a
+ * copy held up on its way cannot land after its entry was settled. (Without a completion the
+ * entry is aborted when the write is still not seen after DOUBT_MS.) Readers
  * wait at such an entry meanwhile; without this they would wait for as long as the writer
  * lives.
  *
