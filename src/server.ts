@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { CommandStartedEvent } from 'mongodb';
 import { pino, type Logger } from 'pino';
 import { createAuthenticator } from './auth/authenticate.js';
 import { SecurityGeneration } from './auth/generation.js';
@@ -82,12 +83,14 @@ export interface GatewayOptions {
   limits?: Partial<Limits>;
   /** false: no Prometheus metrics are kept and /metrics is not served (benchmarks compare). */
   metrics?: boolean;
+  /** MongoDB store: called with every command the driver starts (tests count commands per request). */
+  onMongoCommand?: (e: CommandStartedEvent) => void;
 }
 
 /** `storeTimeoutMs`: the store deadline; MongoDB operations are also cancelled after it. */
-export function openStore(config: Config, storeTimeoutMs?: number): Promise<Store> {
+export function openStore(config: Config, storeTimeoutMs?: number, onCommand?: (e: CommandStartedEvent) => void): Promise<Store> {
   return config.mongodbUrl
-    ? createMongoStore({ url: config.mongodbUrl, operationTimeoutMS: storeTimeoutMs })
+    ? createMongoStore({ url: config.mongodbUrl, operationTimeoutMS: storeTimeoutMs, onCommand })
     : createEmbeddedStore({ dataDir: config.dataDir });
 }
 
@@ -116,7 +119,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const limits = resolveLimits(process.env, options.limits);
   // Before anything traced is built: OTel is imported only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
   const stopTracing = await startTracing(process.env, log);
-  const deadlined = tracedStore(withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs));
+  const deadlined = tracedStore(withDeadline(await openStore(config, limits.storeTimeoutMs, options.onMongoCommand), limits.storeTimeoutMs));
   const store = metrics ? withStoreMetrics(deadlined, (kind, op, s) => metrics.storeOperation(kind, op, s)) : deadlined;
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();

@@ -4,9 +4,12 @@
  * were filled at and drop everything when it moves.
  *
  * - A change through this gateway bumps it at once (the write's hook awaits `bump`).
- * - Other gateways on the same database learn of it by polling one small marker object
+ * - Other gateways on the same database learn of it from one small marker object
  *   (`security.svc.run/v1alpha1/securitygenerations/rbac`) whose metadata.version every bump
- *   increments; the poll is a single read by name. This needs nothing of the change feed.
+ *   increments: they watch its model's change feed, so a bump reaches them like any watch
+ *   event (on MongoDB within the store's change-hint interval) and an idle gateway sends no
+ *   command of its own for it (it used to read the marker every 250 ms). A lost watch moves
+ *   the generation (caches drop: a bump may have been missed) and is opened again.
  */
 import type { Logger } from 'pino';
 import { compileModel } from '../registry/compile.js';
@@ -26,6 +29,9 @@ export class SecurityGeneration {
   private remote: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
+  private unwatch: (() => void) | undefined;
+  private stopped = false;
+  private retryMs = GENERATION_POLL_MS;
   private readonly listeners = new Set<() => void>();
 
   private constructor(
@@ -39,8 +45,8 @@ export class SecurityGeneration {
     const gen = new SecurityGeneration(marker, opts.log);
     if (marker) {
       gen.remote = await gen.read();
-      gen.timer = setInterval(() => void gen.poll(), opts.pollMs ?? GENERATION_POLL_MS);
-      gen.timer.unref();
+      gen.retryMs = opts.pollMs ?? GENERATION_POLL_MS;
+      await gen.follow();
     }
     return gen;
   }
@@ -67,8 +73,42 @@ export class SecurityGeneration {
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.stopped = true;
+    clearTimeout(this.timer);
     this.timer = undefined;
+    this.unwatch?.();
+    this.unwatch = undefined;
+  }
+
+  /** Watches the marker's model; on a lost or failed watch: moves, and watches again later. */
+  private async follow(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      this.unwatch = await this.marker!.watch(
+        undefined,
+        (e) => {
+          if (e.object.metadata.name === MARKER && e.object.metadata.version !== this.remote) {
+            this.remote = e.object.metadata.version;
+            this.advance();
+          }
+        },
+        () => {
+          this.unwatch = undefined;
+          this.advance();
+          this.again();
+        },
+      );
+      // A bump between the read above (or the lost watch) and the watch's start.
+      void this.poll();
+    } catch {
+      this.again();
+    }
+  }
+
+  private again(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.follow(), this.retryMs);
+    this.timer.unref();
   }
 
   private advance(): void {

@@ -3,6 +3,7 @@ import { LIMITS } from '../limits.js';
 import { parseListParams } from '../query/plan.js';
 import type { ListParams } from '../query/types.js';
 import type { StoreQuery } from '../store/types.js';
+import { canonicalWhere } from '../store/numeric.js';
 import { authorize, present, storeFailure } from './common.js';
 import type { ListResult, ModelEntry, OperationContext } from './types.js';
 
@@ -17,8 +18,27 @@ export function indexesOf(entry: ModelEntry): ReadonlySet<string> {
   return names;
 }
 
-/** Plans the list parameters onto the model's indexes (400 on bad selectors, sort or paging). */
-export const planList = (entry: ModelEntry, params: ListParams): StoreQuery => parseListParams(params, indexesOf(entry));
+/** Names of a model's numeric indexes (CONTRACT §7). Cached per model object. */
+const numericNames = new WeakMap<object, ReadonlySet<string>>();
+function numericOf(entry: ModelEntry): ReadonlySet<string> {
+  let names = numericNames.get(entry.model);
+  if (!names) {
+    names = new Set(entry.model.indexes.filter((i) => i.numeric).map((i) => i.name));
+    numericNames.set(entry.model, names);
+  }
+  return names;
+}
+
+/**
+ * Plans the list parameters onto the model's indexes (400 on bad selectors, sort or paging).
+ * Values compared with a numeric index are brought to its canonical number text, so a list and
+ * a watch (which matches index values in memory) agree that `spec.year=07` selects 7.
+ */
+export const planList = (entry: ModelEntry, params: ListParams): StoreQuery => {
+  const q = parseListParams(params, indexesOf(entry));
+  const numeric = numericOf(entry);
+  return numeric.size ? { ...q, where: canonicalWhere(q.where, numeric) } : q;
+};
 
 /** Runs a planned query and wraps it in the ListResult envelope. */
 export async function runList(entry: ModelEntry, query: StoreQuery): Promise<ListResult> {

@@ -79,7 +79,7 @@ export function compileModel(decl: ModelDeclaration, opts: CompileOptions = {}):
   }
   let indexes: Model['indexes'];
   try {
-    indexes = compileIndexes(decl.indexes, where);
+    indexes = compileIndexes(decl.indexes, where, schema);
   } catch (e) {
     throw new RegistrationError((e as Error).message);
   }
@@ -101,7 +101,7 @@ export function compileModel(decl: ModelDeclaration, opts: CompileOptions = {}):
     storage: {
       key,
       ...(opts.pluginVersion !== undefined && { version: opts.pluginVersion }),
-      indexes: indexes.map(({ name, unique, order, fingerprint }) => ({ name, unique, order, fingerprint })),
+      indexes: indexes.map(({ name, unique, order, fingerprint, numeric }) => ({ name, unique, order, fingerprint, ...(numeric && { numeric }) })),
       indexValues(obj) {
         const out: IndexValues = {};
         for (const i of indexes) out[i.name] = i.values(obj);

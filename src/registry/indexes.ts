@@ -88,8 +88,51 @@ export class IndexSpecError extends Error {}
 
 const PATH = /^[A-Za-z_$][\w$-]*(\.[A-Za-z_$][\w$-]*)*$/;
 
+type Schema = Record<string, unknown>;
+
+/** Follows local `$ref`s (`#`, `#/$defs/X`, `#/definitions/X`) from the root schema. */
+function resolveRef(root: Schema, node: Schema | undefined): Schema | undefined {
+  for (let hops = 0; node && typeof node.$ref === 'string' && hops < 32; hops++) {
+    const ref = node.$ref as string;
+    if (ref === '#') node = root;
+    else if (ref.startsWith('#/')) {
+      let at: unknown = root;
+      for (const part of ref.slice(2).split('/')) at = (at as Schema | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+      node = at !== null && typeof at === 'object' ? (at as Schema) : undefined;
+    } else return undefined;
+  }
+  return node;
+}
+
+/** Arrays fan out (like valuesAtPath): the schema of their items. */
+function unwrapArrays(root: Schema, node: Schema | undefined): Schema | undefined {
+  for (let n = 0; node && (node.type === 'array' || node.items !== undefined) && node.properties === undefined && n < 8; n++) {
+    node = resolveRef(root, node.items as Schema | undefined);
+  }
+  return node;
+}
+
+/**
+ * Whether a path leads, in the model's JSON Schema, to an `integer` or `number` field (CONTRACT §7:
+ * such an index sorts numerically and its field selector compares numbers).
+ */
+export function isNumericPath(schema: Schema | undefined, segs: string[]): boolean {
+  if (!schema) return false;
+  let node: Schema | undefined = schema;
+  for (const seg of segs) {
+    node = unwrapArrays(schema, resolveRef(schema, node));
+    const props = node?.properties as Record<string, Schema> | undefined;
+    node = props && Object.prototype.hasOwnProperty.call(props, seg) ? props[seg] : undefined;
+    if (!node) return false;
+  }
+  node = unwrapArrays(schema, resolveRef(schema, node));
+  const t = node?.type;
+  const types = Array.isArray(t) ? t.filter((x) => x !== 'null') : [t];
+  return types.length > 0 && types.every((x) => x === 'integer' || x === 'number');
+}
+
 /** Compiles declared IndexSpecs; throws IndexSpecError on any rule violation. */
-export function compileIndexes(specs: IndexSpec[] | undefined, where: string): CompiledIndex[] {
+export function compileIndexes(specs: IndexSpec[] | undefined, where: string, schema?: Record<string, unknown>): CompiledIndex[] {
   const out: CompiledIndex[] = [...DEFAULT_INDEXES];
   const names = new Set<string>(DEFAULT_INDEX_NAMES);
   for (const [i, spec] of (specs ?? []).entries()) {
@@ -110,12 +153,14 @@ export function compileIndexes(specs: IndexSpec[] | undefined, where: string): C
     if (hasPath === hasFunc) throw new IndexSpecError(`${at}: give exactly one of path or indexFunc`);
     let values: (o: ApiObject) => string[];
     let source: string;
+    let numeric = false;
     if (hasPath) {
       if (typeof spec.path !== 'string' || !PATH.test(spec.path)) {
         throw new IndexSpecError(`${at}: path must be a dotted field path, e.g. spec.slug`);
       }
       const segs = spec.path.split('.');
       values = (o) => dedupe(valuesAtPath(o, segs));
+      numeric = isNumericPath(schema, segs);
       source = `path:${spec.path}`;
     } else {
       if (typeof spec.indexFunc !== 'function') throw new IndexSpecError(`${at}: indexFunc must be a function`);
@@ -132,8 +177,10 @@ export function compileIndexes(specs: IndexSpec[] | undefined, where: string): C
       unique,
       order,
       builtin: false,
-      fingerprint: `${source}|unique=${unique}|order=${order}`,
+      // The type is part of the fingerprint: a model whose index changes type is reindexed.
+      fingerprint: `${source}|unique=${unique}|order=${order}${numeric ? '|type=number' : ''}`,
       values,
+      ...(numeric && { numeric }),
     });
   }
   return out;

@@ -41,6 +41,8 @@ export interface CompiledIndex {
   builtin: boolean;
   /** How values are derived; stable text used to detect changed definitions. */
   fingerprint: string;
+  /** A path index over an `integer`/`number` field: sorts and compares as numbers (CONTRACT §7). */
+  numeric?: boolean;
   values(obj: ApiObject): string[];
 }
 

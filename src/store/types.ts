@@ -20,6 +20,13 @@ export interface IndexDescriptor {
    * existing model, the adapter rebuilds the index over the stored objects.
    */
   fingerprint: string;
+  /**
+   * Values are numbers (a path index over an `integer`/`number` field, CONTRACT §7): the store
+   * sorts them numerically and compares requirement values as numbers (`"07"` finds 7). Values
+   * and requirement values are still passed as strings; one that is not a number stays text
+   * (and sorts after every number). Changing it changes the fingerprint (a rebuild).
+   */
+  numeric?: boolean;
 }
 
 /** Index values of one object: index name -> values (strings, de-duplicated; empty = no value). */

@@ -127,3 +127,22 @@ export const graphqlArb = fc.oneof(
     ),
   }),
 );
+
+/**
+ * Keys a document store treats specially: `.` (path separator), a leading `$` (operators), `%`
+ * (the escape character of the MongoDB layout), the empty key, `_id`/`_svc`, escape look-alikes.
+ */
+export const awkwardKeyArb = fc.oneof(
+  fc.constantFrom('', '.', '..', '$', '$x', '$$', 'a.b', '.a', 'a.', '%', '%%', '%2E', '%25', '%24', '%00', '%[]', '%5F', '_id', '_svc', 'a$', '$a.b%', 'ü.ö', 'x'),
+  fc.string({ unit: fc.constantFrom('.', '$', '%', 'a', '2', 'E', '_', '[', ']'), maxLength: 6 }),
+);
+/** A free-form JSON value whose maps use awkward keys at every depth, arrays in arrays included. */
+export const awkwardValueArb: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)),
+    fc.array(tie('value'), { maxLength: 3 }),
+    fc.dictionary(awkwardKeyArb, tie('value'), { maxKeys: 4 }),
+  ),
+})).value;
+export const awkwardMapArb = fc.dictionary(awkwardKeyArb, awkwardValueArb, { minKeys: 1, maxKeys: 5 });

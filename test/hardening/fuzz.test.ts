@@ -13,7 +13,7 @@ import { Agent, request } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { BASE, bodyArb, graphqlArb, jsonPatchArb, listParamsArb, mergePatchArb, methodArb, pathArb } from './fuzz-arbs.js';
+import { awkwardMapArb, BASE, bodyArb, graphqlArb, jsonPatchArb, listParamsArb, mergePatchArb, methodArb, pathArb } from './fuzz-arbs.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 /** FerretDB on a loaded machine answers a case (request + checksum) in ~60–150 ms. */
@@ -172,6 +172,51 @@ describe.each(STORES)(`fuzzing (%s, ${RUNS} cases per property)`, (kind) => {
         if (now !== before) await restore();
       }),
       FC,
+    );
+  }, TIMEOUT);
+
+  it('free-form map keys with `.`, `$`, `%` and empty keys round-trip exactly; a rejected write with them changes nothing', async () => {
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(awkwardMapArb, awkwardMapArb, async (extraArb, statusArb) => {
+        const name = `keys-${n++}`;
+        const path = `${BASE}/${name}`;
+        // As a JSON body carries them (plain objects, no -0).
+        const [extra, status] = [extraArb, statusArb].map((v) => JSON.parse(JSON.stringify(v)) as Record<string, unknown>);
+        const spec = { name: 'Ada', age: 36, extra };
+        const created = await send(gw, 'POST', BASE, JSON.stringify({ metadata: { name }, spec }));
+        tally('map keys', created.status);
+        if (created.status !== 201) throw new Error(`POST ${JSON.stringify(spec)} → ${created.status} ${created.body.slice(0, 300)}`);
+        try {
+          expect(JSON.parse(created.body).spec).toStrictEqual(spec);
+          const got = await send(gw, 'GET', path);
+          expect(JSON.parse(got.body).spec).toStrictEqual(spec);
+          const st = await send(gw, 'PUT', `${path}/status`, JSON.stringify({ ...JSON.parse(got.body), status }));
+          expect(st.status, st.body).toBe(200);
+          const stored = (await send(gw, 'GET', path)).body;
+          expect(JSON.parse(stored).status).toStrictEqual(status);
+          expect(JSON.parse(stored).spec).toStrictEqual(spec);
+          const listed = JSON.parse((await send(gw, 'GET', `${BASE}?fieldSelector=metadata.name=${name}`)).body).items;
+          expect(listed).toStrictEqual([JSON.parse(stored)]);
+          // Bad input carrying the same keys: a 4xx, and the object is untouched.
+          const version = JSON.parse(stored).metadata.version;
+          for (const bad of [
+            { metadata: { name, version }, spec: { ...spec, age: -1, extra: { ...extra, '.x': 1 } } },
+            { metadata: { name, version: version + 5 }, spec: { name: 'Eve', extra } },
+          ]) {
+            const r = await send(gw, 'PUT', path, JSON.stringify(bad));
+            expect(r.status, r.body).toBeGreaterThanOrEqual(400);
+            expect(r.status, r.body).toBeLessThan(500);
+            expect((await send(gw, 'GET', path)).body).toBe(stored);
+          }
+          const patched = await send(gw, 'PATCH', path, JSON.stringify({ spec: { age: 'old', extra } }), 'application/merge-patch+json');
+          expect(patched.status).toBe(422);
+          expect((await send(gw, 'GET', path)).body).toBe(stored);
+        } finally {
+          await send(gw, 'DELETE', path);
+        }
+      }),
+      { ...FC, numRuns: Math.max(20, Math.floor(RUNS / 3)) },
     );
   }, TIMEOUT);
 

@@ -22,6 +22,44 @@ describe('compileModel', () => {
     expect(() => compileModel({ ...base, group }, { plugin: 'p' })).toThrow(/reserved/);
   });
 
+  it('marks path indexes over integer/number fields numeric (through $ref, arrays and nullable types), and says so in the fingerprint', () => {
+    const m = compileModel({
+      ...base,
+      schema: {
+        properties: {
+          spec: { $ref: '#/$defs/Spec' },
+          status: { type: 'object', properties: { score: { type: ['number', 'null'] }, label: { type: 'string' } } },
+        },
+        $defs: {
+          Spec: {
+            type: 'object',
+            properties: {
+              year: { type: 'integer' },
+              name: { type: 'string' },
+              scores: { type: 'array', items: { type: 'number' } },
+              other: { $ref: '#/$defs/Spec' },
+              loose: {},
+            },
+          },
+        },
+      },
+      indexes: [
+        { name: 'spec.year', path: 'spec.year' },
+        { name: 'spec.name', path: 'spec.name' },
+        { name: 'spec.scores', path: 'spec.scores' },
+        { name: 'spec.other.year', path: 'spec.other.year' },
+        { name: 'spec.loose', path: 'spec.loose' },
+        { name: 'spec.missing', path: 'spec.missing' },
+        { name: 'status.score', path: 'status.score' },
+        { name: 'status.label', path: 'status.label' },
+      ],
+    });
+    const numeric = m.storage.indexes.filter((d) => d.numeric).map((d) => d.name);
+    expect(numeric).toEqual(['spec.year', 'spec.scores', 'spec.other.year', 'status.score']);
+    expect(m.storage.indexes.find((d) => d.name === 'spec.year')!.fingerprint).toMatch(/\|type=number$/);
+    expect(m.storage.indexes.find((d) => d.name === 'spec.name')!.fingerprint).not.toMatch(/type=/);
+  });
+
   it('lets the platform use the core group', () => {
     expect(compileModel({ ...base, group: '' }, { platform: true }).apiVersion).toBe('v1alpha1');
   });

@@ -77,6 +77,8 @@ export const BASE: IndexDef[] = [
 ];
 
 export const SIZE = ix('spec.size', (o) => (spec(o).size === undefined ? [] : [String(spec(o).size)]));
+/** spec.size over a field whose schema type is number (CONTRACT §7): sorts and compares numbers. */
+export const SIZE_NUMERIC = ix('spec.size', SIZE.values, { fingerprint: 'path:spec.size|type=number', numeric: true });
 /** Same index name as spec.color, different derivation (and so a different fingerprint). */
 const COLOR_UPPER = ix('spec.color', (o) => one(spec(o).color?.toUpperCase()), {
   fingerprint: 'func:upper(spec.color)',
@@ -654,6 +656,37 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
         // and the new index is maintained by later writes
         await ms2.create(widget('n4', { size: 2 }));
         expect(names(await ms2.list(query([req('spec.size', 'in', ['2'])])))).toEqual(['n1', 'n4']);
+      });
+
+      it('a numeric index sorts numerically and compares numbers; a type change reindexes stored objects (CONTRACT §7)', async () => {
+        const key = newKey();
+        // As text first (an index over a field without a numeric schema type).
+        const ms1 = await store.model(makeModel([...BASE, SIZE], key));
+        const sizes = [1968, -50, 1984, 999, 7, 1985, 2.5];
+        for (const [i, size] of sizes.entries()) await ms1.create(widget(`y${i}`, { size }));
+        await ms1.create(widget('none', {}));
+        const bySize = async (ms: ModelStore, direction: 'asc' | 'desc', where: IndexRequirement[] = []) =>
+          (await ms.list(query(where, [{ index: 'spec.size', direction }]))).items.map((o) => (o.spec as WidgetSpec).size ?? null);
+        expect(await bySize(ms1, 'asc')).toEqual([null, -50, 1968, 1984, 1985, 2.5, 7, 999]);
+        expect(names(await ms1.list(query([req('spec.size', 'in', ['07'])])))).toEqual([]);
+
+        // The same path declared numeric: a new fingerprint, so the values are rebuilt.
+        const progress: IndexBuildProgress[] = [];
+        const ms2 = await store.model(makeModel([...BASE, SIZE_NUMERIC], key), (p) => progress.push(p));
+        expect(progress.filter((p) => p.index === 'spec.size').at(-1)?.processed).toBe(sizes.length + 1);
+        expect(await bySize(ms2, 'asc')).toEqual([null, -50, 2.5, 7, 999, 1968, 1984, 1985]);
+        expect(await bySize(ms2, 'desc')).toEqual([1985, 1984, 1968, 999, 7, 2.5, -50, null]);
+        expect(names(await ms2.list(query([req('spec.size', 'in', ['7'])])))).toEqual(['y4']);
+        expect(names(await ms2.list(query([req('spec.size', 'in', ['07', '-5e1'])])))).toEqual(['y1', 'y4']);
+        expect(names(await ms2.list(query([req('spec.size', 'in', ['7.0'])])))).toEqual(['y4']);
+        expect((await ms2.list(query([req('spec.size', 'notin', ['7', '2.50'])]))).total).toBe(sizes.length + 1 - 2);
+        expect(names(await ms2.list(query([req('spec.size', 'in', ['seven'])])))).toEqual([]);
+        // Later writes keep it numeric; a window of the numeric order.
+        await ms2.create(widget('y-new', { size: 100 }));
+        expect((await ms2.list(query([], [{ index: 'spec.size', direction: 'asc' }], 3, 2))).items.map((o) => (o.spec as WidgetSpec).size)).toEqual([7, 100]);
+        // And back to text: reindexed again.
+        const ms3 = await store.model(makeModel([...BASE, SIZE], key));
+        expect(await bySize(ms3, 'asc')).toEqual([null, -50, 100, 1968, 1984, 1985, 2.5, 7, 999]);
       });
 
       it('a changed fingerprint rebuilds the values of that index', async () => {

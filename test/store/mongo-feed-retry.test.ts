@@ -223,6 +223,7 @@ describe('MongoDB feed entry insert cut off before its reply', () => {
     await ms.create(widget('b'));
     await until(() => got.length >= 2, 10_000);
     expect(got).toEqual([`${start + 1n} ADDED a`, `${start + 2n} ADDED b`]);
+    await confirmed();
     expect(await entries()).toEqual([
       [p, 'c', 'a'],
       [q, 'c', 'b'],
@@ -256,6 +257,7 @@ describe('MongoDB feed entry insert cut off before its reply', () => {
     await ms.create(widget('b'));
     await until(() => got.length >= 1, 10_000);
     expect(got).toEqual([`${start + 2n} ADDED b`]);
+    await confirmed();
     expect(await entries()).toEqual([
       [p, 'a', 'a'],
       [q, 'c', 'b'],
@@ -264,3 +266,6 @@ describe('MongoDB feed entry insert cut off before its reply', () => {
     expect((await ms.list(query())).items.map((o) => o.metadata.name)).toEqual(['b']);
   }, 60_000);
 });
+
+/** Lets the writer's batched entry confirmations (feed.ts, FeedWriter.settle) reach the log. */
+const confirmed = () => new Promise((r) => setTimeout(r, 300));

@@ -10,7 +10,7 @@ import { Long, MongoClient, type Db, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BASE, makeModel, query, req, runStoreContract, until, widget } from './contract.js';
 import { createMongoStore } from '../../src/store/mongo/index.js';
-import { collectionNames, encodeObject } from '../../src/store/mongo/document.js';
+import { collectionNames, encodeObject, toDoc } from '../../src/store/mongo/document.js';
 import { FeedWriter, FERRET_SEGMENT, MongoChangeLog, pad, SEGMENT } from '../../src/store/mongo/feed.js';
 import { DEFAULT_RETENTION } from '../../src/store/feed/index.js';
 import { StoreError } from '../../src/store/errors.js';
@@ -83,15 +83,18 @@ describe('mongodb adapter internals', () => {
 
     // IndexSpec (BASE in contract.ts)             -> physical index
     // metadata.name        unique                 -> _id_ (the name is _id)
-    // metadata.labels                             -> f: multikey on i.*, s: on the smallest value + _id
-    // metadata.creationTimestamp  DESC            -> s: { s.ct: -1, _id: 1 } = the default list order
+    // metadata.labels                             -> f: multikey on _svc.i.*, s: on the smallest value + _id
+    // metadata.creationTimestamp  DESC            -> s: { _svc.s.ct: -1, _id: 1 } = the default list order
+    //                                                p: on the native field (a BSON date)
     // spec.slug, spec.codes  unique               -> f/s as usual + claims collection (its _id_ is unique)
-    const f = (index: string) => ({ name: `f:${index}`, key: { [`i.${index.replace(/\./g, '%2E')}`]: 1 }, unique: false });
+    // spec.* (path indexes)                       -> also p: on the native field, for mongosh & co.
+    const f = (index: string) => ({ name: `f:${index}`, key: { [`_svc.i.${index.replace(/\./g, '%2E')}`]: 1 }, unique: false });
     const s = (index: string, dir: 1 | -1 = 1) => ({
       name: `s:${index}`,
-      key: { [`s.${index.replace(/\./g, '%2E')}`]: dir, _id: 1 },
+      key: { [`_svc.s.${index.replace(/\./g, '%2E')}`]: dir, _id: 1 },
       unique: false,
     });
+    const p = (index: string, dir: 1 | -1 = 1) => ({ name: `p:${index}`, key: { [index]: dir }, unique: false });
     expect(await list(names.objects)).toEqual([
       { name: '_id_', key: { _id: 1 }, unique: true },
       f('metadata.creationTimestamp'),
@@ -101,6 +104,12 @@ describe('mongodb adapter internals', () => {
       f('spec.color'),
       f('spec.slug'),
       f('spec.tags'),
+      p('metadata.creationTimestamp', -1),
+      p('metadata.deletionTimestamp'),
+      p('spec.codes'),
+      p('spec.color'),
+      p('spec.slug'),
+      p('spec.tags'),
       s('metadata.creationTimestamp', -1),
       s('metadata.deletionTimestamp'),
       s('metadata.labels'),
@@ -251,7 +260,7 @@ describe('mongodb adapter internals', () => {
       x: 'spec.slug',
       val: 'z',
       n: 'owner',
-      g: (await client.db(database).collection(collectionNames(model.key).objects).findOne({ _id: 'owner' as never }))!.g,
+      g: (await client.db(database).collection(collectionNames(model.key).objects).findOne({ _id: 'owner' as never }))!._svc.g,
       v: 1,
       t: 't',
       at: new Date(),
@@ -323,6 +332,7 @@ describe('mongodb adapter internals', () => {
     const model = makeModel();
     const ms = await store.model(model);
     const created = [await ms.create(widget('bytes-1')), await ms.create(widget('bytes-2', { slug: 'x'.repeat(5000) }))];
+    await confirmed();
     const db = client.db(database);
     const colls = collectionNames(model.key);
     const log = new MongoChangeLog(db, model.key, colls.feed, db.collection(colls.objects), new FeedWriter(db), DEFAULT_RETENTION);
@@ -339,6 +349,7 @@ describe('mongodb adapter internals', () => {
     const ms = await store.model(model);
     const big = (i: number) => ({ ...widget(`big-${i}`), spec: { note: `${i}`.repeat(100_000) } }) as ApiObject;
     for (let i = 0; i < 7; i++) await ms.create(big(i));
+    await confirmed();
     const db = client.db(database);
     const colls = collectionNames(model.key);
     const log = new MongoChangeLog(db, model.key, colls.feed, db.collection(colls.objects), new FeedWriter(db), DEFAULT_RETENTION);
@@ -383,7 +394,7 @@ describe('mongodb adapter internals', () => {
       const landed = await log.begin({ type: 'ADDED', name: 'd-landed', object: widget('d-landed'), pf: null, g: 'g-landed' });
       const lost = await log.begin({ type: 'ADDED', name: 'd-lost', object: widget('d-lost'), pf: null, g: 'g-lost' });
       // The first write reached the server after its client gave up; the second never did.
-      await db.collection(colls.objects).insertOne({ _id: 'd-landed' as never, f: landed, g: 'g-landed', v: 1, o: encodeObject(widget('d-landed')) });
+      await db.collection(colls.objects).insertOne(toDoc(model, widget('d-landed'), 'g-landed', landed) as never);
       const t0 = Date.now();
       await log.failed(landed, new StoreError('Unavailable', 'MongoDB did not answer insertOne within 5 ms'));
       await log.failed(lost, new StoreError('Unavailable', 'MongoDB did not answer insertOne within 5 ms'));
@@ -489,3 +500,9 @@ async function recordChanges(ms: ModelStore): Promise<{ got: string[]; unsub: ()
   const unsub = await ms.watch(await ms.resourceVersion(), (e) => got.push(`${e.type} ${e.object.metadata.name}`));
   return { got, unsub };
 }
+
+/**
+ * Lets the writer's batched confirmations reach the log (feed.ts, FeedWriter.settle): a reader
+ * of another process (here a second MongoChangeLog) waits at entries still pending.
+ */
+const confirmed = () => new Promise((r) => setTimeout(r, 300));

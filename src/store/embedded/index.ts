@@ -204,7 +204,8 @@ class EmbeddedStore implements Store {
         // number k. The old k (if any) keeps serving (and enforcing) until finish() drops it,
         // so a unique index is never unenforced while it is rebuilt.
         const k = nextK++;
-        db.exec(`ALTER TABLE ${o} ADD COLUMN ${sortCol(k)} TEXT`);
+        // A numeric index's sort keys are numbers: a column without TEXT affinity keeps them so.
+        db.exec(`ALTER TABLE ${o} ADD COLUMN ${sortCol(k)}${d.numeric ? '' : ' TEXT'}`);
         createSortIndex(d, k);
         if (d.unique) createUniqueIndex(k);
         if (r) {
@@ -217,12 +218,12 @@ class EmbeddedStore implements Store {
             slot, d.name, k, d.unique ? 1 : 0, d.order,
           );
         }
-        const ix = { name: d.name, k, unique: d.unique };
+        const ix = { name: d.name, k, unique: d.unique, ...(d.numeric && { numeric: true }) };
         secondary.push(ix);
         pending.push(ix);
         continue;
       }
-      const ix = { name: d.name, k: r.k, unique: d.unique };
+      const ix = { name: d.name, k: r.k, unique: d.unique, ...(d.numeric && { numeric: true }) };
       secondary.push(ix);
       if (r.ord !== d.order) {
         db.exec(`DROP INDEX IF EXISTS ${sortIndexName(slot, r.k)}`);

@@ -27,6 +27,7 @@ import type {
 import type { ApiObject } from '../object.js';
 import type { EmbeddedChangeLog } from './changes.js';
 import { guard, StatementCache, type DB, type Statement } from './sqlite.js';
+import { canonicalValue, canonicalWhere, numericSortKey } from '../numeric.js';
 
 export const NAME_INDEX = 'metadata.name';
 
@@ -36,6 +37,8 @@ export interface SecondaryIndex {
   /** Stable per-model number; never reused, so stale values can't be mistaken for current ones. */
   k: number;
   unique: boolean;
+  /** Values are numbers (store/numeric.ts): canonical text in i_, the number as sort key. */
+  numeric?: boolean;
 }
 
 /**
@@ -66,11 +69,15 @@ const DRIVER_ESTIMATE_CAP = 2000;
 interface Derived {
   ix: SecondaryIndex;
   values: string[];
-  sortKey: string | null;
+  sortKey: string | number | null;
 }
 
 export function deriveValues(secondary: SecondaryIndex[], all: IndexValues): Derived[] {
   return secondary.map((ix) => {
+    if (ix.numeric) {
+      const values = [...new Set((all[ix.name] ?? []).map((v) => canonicalValue(String(v))))];
+      return { ix, values, sortKey: numericSortKey(values) };
+    }
     const values = [...new Set((all[ix.name] ?? []).map(String))];
     let sortKey: string | null = null;
     for (const v of values) if (sortKey === null || byCodePoint(v, sortKey) < 0) sortKey = v;
@@ -229,7 +236,9 @@ export class EmbeddedModelStore implements ModelStore {
     this.committed();
   }
 
-  async list(q: StoreQuery): Promise<StoreListResult> {
+  async list(query: StoreQuery): Promise<StoreListResult> {
+    const numeric = this.layout.secondary.filter((x) => x.numeric).map((x) => x.name);
+    const q = numeric.length ? { ...query, where: canonicalWhere(query.where, new Set(numeric)) } : query;
     const reader = this.route.read;
     // A newer handle answers once its indexes are built, unless it lacks an index asked for.
     if (reader && reader !== this && this.servable(reader, q)) return reader.list(q);

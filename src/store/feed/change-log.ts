@@ -25,6 +25,12 @@ export interface LogRead {
    * more to read at once.
    */
   more?: boolean;
+  /**
+   * The read got to every position the adapter knows to exist (it did not stop at a write in
+   * progress): nothing more is expected until someone writes. The poller then waits for a wake
+   * (`SharedFeed.wake`, the adapter's change hints) or `idlePollMs`, not `pollMs`.
+   */
+  settled?: boolean;
 }
 
 export interface ChangeLog {

@@ -45,6 +45,11 @@ export function deliveryWindowMs(subscribers: number, opts: SharedFeedOptions = 
 export interface SharedFeedOptions {
   /** Poll interval while anyone subscribes. Default 50 ms. */
   pollMs?: number;
+  /**
+   * Poll interval after a read that found the log settled (LogRead.settled): for adapters that
+   * wake the feed when another process writes (MongoDB's change hints). Default: pollMs.
+   */
+  idlePollMs?: number;
   /** Budget of subscriber deliveries (socket writes) per second that sets the window. Default 2,000. */
   fanoutWritesPerSecond?: number;
   /** Longest delivery window. Default 500 ms. */
@@ -100,6 +105,7 @@ export class SharedFeed {
   private deliveredAt = -Infinity;
   private closed = false;
   private readonly pollMs: number;
+  private readonly idlePollMs: number;
   private readonly opts: SharedFeedOptions;
   private readonly batch: number;
   private readonly readBytes: number;
@@ -112,6 +118,7 @@ export class SharedFeed {
     opts: SharedFeedOptions = {},
   ) {
     this.pollMs = opts.pollMs ?? 50;
+    this.idlePollMs = opts.idlePollMs ?? this.pollMs;
     this.opts = opts;
     this.batch = opts.batch ?? 500;
     this.readBytes = opts.readBytes ?? 8 * 2 ** 20;
@@ -253,8 +260,10 @@ export class SharedFeed {
     const started = performance.now();
     const from = this.cursor;
     let full = false;
+    let settled = false;
     try {
-      const { events, through, more } = await this.readMerged(from);
+      const { events, through, more, settled: quiet } = await this.readMerged(from);
+      settled = quiet === true;
       // Everyone left and someone subscribed while this read ran: the feed restarted at another
       // position, and this read belongs to the old one.
       if (this.cursor === from) {
@@ -278,7 +287,8 @@ export class SharedFeed {
     }
     // A full read is caught up on at once; otherwise the next read comes at the next tick or
     // when a wake asked for it, and not before the delivery window ends.
-    const next = full ? performance.now() : Math.max(this.windowEnd(), Math.min(this.againAt ?? Infinity, performance.now() + this.pollMs));
+    const tick = settled ? this.idlePollMs : this.pollMs;
+    const next = full ? performance.now() : Math.max(this.windowEnd(), Math.min(this.againAt ?? Infinity, performance.now() + tick));
     this.againAt = undefined;
     this.schedule(next);
   }
@@ -290,20 +300,21 @@ export class SharedFeed {
    * instead of one per read. `more`: the last read was full (`limit` positions, or stopped at
    * `readBytes`).
    */
-  private async readMerged(from: bigint): Promise<{ events: ChangeEvent[]; through: bigint; more: boolean }> {
+  private async readMerged(from: bigint): Promise<{ events: ChangeEvent[]; through: bigint; more: boolean; settled?: boolean }> {
     const limit = BigInt(this.batch);
     const first = await this.log.read(from, this.batch, this.readBytes);
-    let { events, through, bytes = 0 } = first;
+    let { events, through, bytes = 0, settled } = first;
     let more = through - from >= limit || first.more === true;
     for (let n = 1; more && n < this.mergedReads && bytes < this.mergedBytes && this.cursor === from; n++) {
       const at = through;
       const next = await this.log.read(at, this.batch, this.readBytes);
       events = events.concat(next.events);
       through = next.through;
+      settled = next.settled;
       bytes += next.bytes ?? 0;
       more = through - at >= limit || next.more === true;
     }
-    return { events, through, more };
+    return { events, through, more, settled: settled && !more };
   }
 
   /**

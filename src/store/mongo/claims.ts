@@ -21,7 +21,11 @@
  * repaired by the next writer that wants the value: it is stale when the owner (same
  * incarnation) is at a version >= the claim's `v` without the value (the claiming write either
  * failed or was superseded), or, when that cannot be told (owner missing / older), once the
- * claim is older than GRACE_MS (a write in progress finishes well within it). Deletions are
+ * claim is older than GRACE_MS (a write in progress finishes well within it), or at once when its
+ * claiming process is gone: each claim names its writer (`w`), whose feed lease (feed.ts) is
+ * fresh from before it claims until its write is settled, so a lease that stopped moving for
+ * LEASE_DEAD_MS means a killed process whose write never completes (issue 20: such values
+ * stayed blocked for GRACE_MS after a restart). Deletions are
  * conditional on `t`, so a claim that was refreshed meanwhile is never removed.
  *
  * On FerretDB conditional deletes/updates are not atomic (cas.ts), so two writers repairing the
@@ -30,7 +34,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MongoBulkWriteError, type Collection } from 'mongodb';
-import { enc, type StoredDoc } from './document.js';
+import { enc, SVC, type StoredDoc } from './document.js';
 import { isDuplicateKey } from './errors.js';
 import { StoreError } from '../errors.js';
 
@@ -45,6 +49,15 @@ export interface ClaimDoc {
   v: number;
   t: string;
   at: Date;
+  /** The claiming process (its feed lease, `writer:<w>` in `_svc_feed`); absent on old claims. */
+  w?: string;
+}
+
+/** What Claims needs to know about writers (their feed leases, feed.ts FeedWriter). */
+export interface ClaimWriters {
+  readonly id: string;
+  /** True when writer `w` is gone: its lease is missing or stopped moving. */
+  gone(w: string): Promise<boolean>;
 }
 
 export interface UniqueValue {
@@ -62,6 +75,7 @@ export class Claims {
   constructor(
     private readonly claims: Collection<ClaimDoc>,
     private readonly objects: Collection<StoredDoc>,
+    private readonly writers?: ClaimWriters,
   ) {}
 
   /**
@@ -110,7 +124,7 @@ export class Claims {
   }
 
   private claimDoc(u: UniqueValue, n: string, g: string, v: number): ClaimDoc {
-    return { _id: claimId(u.index, u.value), x: u.index, val: u.value, n, g, v, t: token(), at: new Date() };
+    return { _id: claimId(u.index, u.value), x: u.index, val: u.value, n, g, v, t: token(), at: new Date(), w: this.writers?.id };
   }
 
   /** Inserts claims; returns the ids that already existed. */
@@ -163,14 +177,18 @@ export class Claims {
 
   private async isStale(c: ClaimDoc): Promise<boolean> {
     const field = enc(c.x);
-    const owner = await this.objects.findOne(
+    const owner = (await this.objects.findOne(
       { _id: c.n },
-      { projection: { g: 1, v: 1, [`i.${field}`]: 1 } },
-    );
+      { projection: { [SVC.g]: 1, [SVC.v]: 1, [`${SVC.i}.${field}`]: 1 } },
+    ))?._svc;
     if (owner && owner.g === c.g) {
       if (owner.i?.[field]?.includes(c.val)) return false; // held: a real conflict
       if (owner.v >= c.v) return true; // the claiming write failed or was superseded
     }
+    // Not held, and its writer is gone (killed: its lease stopped moving; a writer renews it
+    // from before it claims until its write is settled), so its write never completes: free
+    // again within LEASE_DEAD_MS of the kill rather than GRACE_MS.
+    if (c.w && this.writers && c.w !== this.writers.id && (await this.writers.gone(c.w))) return true;
     return Date.now() - new Date(c.at).getTime() > GRACE_MS;
   }
 }

@@ -25,7 +25,10 @@
  * Pending-entry protocol (writes in model-store order):
  *   1. insert the entry as pending (this allocates the position);
  *   2. write the object (compare-and-set), stamping it with `f = position`;
- *   3. confirm the entry (or mark it aborted when the object write failed).
+ *   3. confirm the entry (or mark it aborted when the object write failed). Confirmations go
+ *      in batches off the request path (FeedWriter.settle: one update per segment for every
+ *      entry settled within CONFIRM_MS); this process's readers take them as done at once,
+ *      others wait at the entry as at any live writer's until the batch lands.
  * Readers walk positions in order and stop at a pending entry (the "hole"): a later position
  * that committed first is never delivered before it. A pending entry whose writer is dead (its
  * lease in `_svc_feed` stopped moving, e.g. after kill -9) is repaired by any reader: the write
@@ -38,8 +41,11 @@
  * up on a step (its time bound, bounded.ts) that the server still carries out. When step 1 gave
  * up, the position is fenced (an aborted entry is upserted there, so a late insert of the
  * pending one fails) and an entry of ours found there is aborted: no object was written for it.
- * When step 2 gave up, the entry stays pending and is checked every second: confirmed once the
- * object shows the write (`happened`), aborted when it still does not after DOUBT_MS. Readers
+ * When step 2 gave up, the entry stays pending and the writer completes the write: it sends the
+ * same conditional object write again every second until the server answers (cas.ts), then
+ * confirms the entry when the object shows the write (`happened`) and aborts it otherwise, so a
+ * copy held up on its way cannot land after its entry was settled. (Without a completion the
+ * entry is aborted when the write is still not seen after DOUBT_MS.) Readers
  * wait at such an entry meanwhile; without this they would wait for as long as the writer
  * lives.
  *
@@ -52,7 +58,7 @@ import { StoreError } from '../errors.js';
 import { expired, type ChangeLog, type FeedRetention, type LogRead } from '../feed/index.js';
 import type { ApiObject } from '../object.js';
 import type { ChangeEvent, WatchEventType } from '../types.js';
-import { decodeObject, encodedSize, encodeObject, type EncodedObject, type StoredDoc } from './document.js';
+import { decodeObject, encodedSize, encodeObject, SVC, type EncodedObject, type StoredDoc } from './document.js';
 import { within } from './bounded.js';
 import { guard, isDuplicateKey } from './errors.js';
 
@@ -68,6 +74,10 @@ const SPAN = 1024n;
 /** Positions per segment on FerretDB (see the header). */
 export const FERRET_SEGMENT = 64n;
 const LEASE_REFRESH_MS = 1000;
+/** The lease is renewed for this long after a write began (FeedWriter.tick). */
+const LEASE_IDLE_MS = 10_000;
+/** Outcomes of entries are sent in batches after this long (FeedWriter.settle). */
+const CONFIRM_MS = 20;
 /** A writer whose own lease is older than this does not write objects. */
 const LEASE_SELF_STALE_MS = 3000;
 /** A lease that has not moved for this long (observed locally) belongs to a dead writer. */
@@ -79,7 +89,7 @@ const DOUBT_MS = 6000;
 /** The message of the error a writer raises when its own lease is stale (nothing was written). */
 export const LEASE_STALE = 'the change feed lease cannot be renewed';
 /** The shared head hint (`head:<key>`) is moved at most this often per process. */
-const HINT_MS = 200;
+const HINT_MS = 100;
 
 interface FeedDoc {
   _id: string;
@@ -112,8 +122,25 @@ export class FeedWriter {
   /** The renewal in flight: renewals never overlap (a stalled server would pile them up). */
   private renewing: Promise<void> | undefined;
   private readonly meta: Collection<MetaDoc>;
-  /** Entries whose confirm/abort failed; retried with every lease renewal. */
-  readonly unresolved = new Map<string, { coll: Collection<FeedDoc>; s: 'c' | 'a' }>();
+  /**
+   * Outcomes of this process's entries not yet recorded in the log: confirmations (and aborts)
+   * are sent in batches, one `update` per segment for every entry settled within CONFIRM_MS
+   * (feed bookkeeping off the request path), and retried with every lease renewal when they
+   * fail. This process's readers take them as recorded (`repair`); other processes' readers
+   * wait at them as at any live writer's pending entry, for CONFIRM_MS and a round trip.
+   */
+  readonly unresolved = new Map<string, { coll: Collection<FeedDoc>; id: string; s: 'c' | 'a' }>();
+
+  /** The key of an entry in `unresolved` (positions are per feed; one writer serves every feed). */
+  static key(coll: Collection<FeedDoc>, position: string): string {
+    return `${coll.collectionName}#${position}`;
+  }
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+  /** When this process last began a write; the lease is renewed while writes are recent. */
+  private lastWrite = 0;
+  /** Something of this process may still be pending in a log (a doubtful write): keep the lease. */
+  busy: () => boolean = () => false;
 
   constructor(db: Db) {
     this.meta = db.collection<MetaDoc>(FEED_META);
@@ -121,14 +148,87 @@ export class FeedWriter {
 
   /** Resolves when this process may write objects (its lease is fresh). */
   async ready(): Promise<void> {
+    this.lastWrite = Date.now();
     if (!this.timer) {
-      this.timer = setInterval(() => void this.renew(), LEASE_REFRESH_MS);
+      this.timer = setInterval(() => this.tick(), LEASE_REFRESH_MS);
       this.timer.unref();
     }
     if (Date.now() - this.lastRenewed > LEASE_SELF_STALE_MS / 2) await this.renew();
     if (Date.now() - this.lastRenewed > LEASE_SELF_STALE_MS) {
       throw new StoreError('Unavailable', LEASE_STALE);
     }
+  }
+
+  /**
+   * The lease is kept moving only while this process writes (or has something unsettled): an
+   * idle gateway sends nothing for it. A writer that went idle has no pending entry and no
+   * marker in use, so others taking it for gone loses nothing; its next write renews first.
+   */
+  private tick(): void {
+    if (Date.now() - this.lastWrite < LEASE_IDLE_MS || this.unresolved.size || this.busy()) {
+      void this.renew();
+      return;
+    }
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Records the outcome of an entry in a coming batch. */
+  settle(position: string, coll: Collection<FeedDoc>, s: 'c' | 'a'): void {
+    this.unresolved.set(FeedWriter.key(coll, position), { coll, id: position, s });
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = undefined;
+      // One batch at a time: what was settled meanwhile goes in the next one.
+      if (this.flushing) this.scheduleFlush();
+      else void this.flush();
+    }, CONFIRM_MS);
+  }
+
+  /** Sends the recorded outcomes: one update per segment and outcome. */
+  flush(): Promise<void> {
+    this.flushing ??= (async () => {
+      const groups = new Map<string, { coll: Collection<FeedDoc>; s: 'c' | 'a'; ids: string[] }>();
+      for (const u of this.unresolved.values()) {
+        const k = `${u.coll.collectionName}\n${u.s}`;
+        let g = groups.get(k);
+        if (!g) groups.set(k, (g = { coll: u.coll, s: u.s, ids: [] }));
+        g.ids.push(u.id);
+      }
+      for (const g of groups.values()) {
+        try {
+          const r = await g.coll.updateMany({ _id: { $in: g.ids }, s: 'p' }, { $set: { s: g.s } }, within(LEASE_SELF_STALE_MS));
+          let left = new Set<string>();
+          if (r.matchedCount < g.ids.length) {
+            // Fewer matched than sent (seen on FerretDB under concurrent writes): keep those
+            // still pending for the next batch.
+            const still = await g.coll.find({ _id: { $in: g.ids }, s: 'p' }, { projection: { _id: 1 }, ...within(LEASE_SELF_STALE_MS) }).toArray();
+            left = new Set(still.map((d) => d._id));
+          }
+          for (const id of g.ids) {
+            const key = FeedWriter.key(g.coll, id);
+            if (!left.has(id) && this.unresolved.get(key)?.s === g.s) this.unresolved.delete(key);
+          }
+          if (left.size) this.scheduleFlush();
+        } catch {
+          // retried with the next lease renewal
+        }
+      }
+    })().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  /**
+   * True when writer `w` is gone: its lease is missing (it closed) or has not moved for
+   * LEASE_DEAD_MS by this process's clock (a lease is renewed every second while its writer
+   * has anything in progress).
+   */
+  async gone(w: string): Promise<boolean> {
+    const lease = await this.meta.findOne({ _id: `writer:${w}` });
+    return !lease?.at || Date.now() - new Date(lease.at).getTime() > LEASE_DEAD_MS;
   }
 
   /** True while the lease is fresh enough to write an object. */
@@ -151,19 +251,16 @@ export class FeedWriter {
     } catch {
       return;
     }
-    for (const [id, u] of this.unresolved) {
-      try {
-        await u.coll.updateOne({ _id: id, s: 'p' }, { $set: { s: u.s } }, within(LEASE_SELF_STALE_MS));
-        this.unresolved.delete(id);
-      } catch {
-        break;
-      }
-    }
+    if (this.unresolved.size && !this.flushTimer) await this.flush();
   }
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    await this.flushing;
+    await this.flush();
     await this.meta.deleteOne({ _id: `writer:${this.id}` }).catch(() => undefined);
   }
 }
@@ -323,12 +420,7 @@ export class MongoChangeLog implements ChangeLog {
 
   /** Step 3: the object write succeeded (`c`) or did not happen (`a`). */
   async finish(position: string, s: 'c' | 'a'): Promise<void> {
-    const coll = this.coll(BigInt(position));
-    try {
-      await coll.updateOne({ _id: position, s: 'p' }, { $set: { s } }, within(this.opMs));
-    } catch {
-      this.writer.unresolved.set(position, { coll, s });
-    }
+    this.writer.settle(position, this.coll(BigInt(position)), s);
   }
 
   /**
@@ -336,10 +428,10 @@ export class MongoChangeLog implements ChangeLog {
    * duplicate key, a stale lease; returns true), otherwise left pending and settled by `doubt`
    * (returns false: the write may still have happened).
    */
-  async failed(position: string, err: unknown): Promise<boolean> {
+  async failed(position: string, err: unknown, complete?: () => Promise<void>): Promise<boolean> {
     const certain = isDuplicateKey(err) || (err instanceof StoreError && err.message === LEASE_STALE);
     if (!certain) {
-      this.doubt(position, 'object');
+      this.doubt(position, 'object', complete);
       return false;
     }
     await this.finish(position, 'a');
@@ -347,7 +439,7 @@ export class MongoChangeLog implements ChangeLog {
   }
 
   /** Entries of this process whose outcome the client did not learn: when first doubted, and which step. */
-  private readonly doubtful = new Map<string, { since: number; step: 'entry' | 'object' }>();
+  private readonly doubtful = new Map<string, { since: number; step: 'entry' | 'object'; complete?: () => Promise<void> }>();
   private doubtTimer: NodeJS.Timeout | undefined;
   private settling = false;
   /** Called when a doubtful entry was confirmed (the feed can move on). */
@@ -363,8 +455,18 @@ export class MongoChangeLog implements ChangeLog {
     this.doubtful.clear();
   }
 
-  private doubt(position: string, step: 'entry' | 'object'): void {
-    this.doubtful.set(position, { since: Date.now(), step });
+  /** Whether some write of this log is still in doubt (the writer keeps its lease meanwhile). */
+  get doubting(): boolean {
+    return this.doubtful.size > 0;
+  }
+
+  /**
+   * `complete` (step 2): sends the object write again (the same conditional write, cas.ts) and
+   * resolves once the server answered; the entry is then settled from the object. Without it,
+   * an entry whose write is not seen after DOUBT_MS is aborted.
+   */
+  private doubt(position: string, step: 'entry' | 'object', complete?: () => Promise<void>): void {
+    this.doubtful.set(position, { since: Date.now(), step, complete });
     if (!this.doubtTimer) {
       this.doubtTimer = setInterval(() => void this.settleDoubtful(), 1000);
       this.doubtTimer.unref();
@@ -377,7 +479,7 @@ export class MongoChangeLog implements ChangeLog {
     this.settling = true;
     let settled = false;
     try {
-      for (const [id, { since, step }] of this.doubtful) {
+      for (const [id, { since, step, complete }] of this.doubtful) {
         const coll = this.coll(BigInt(id));
         if (step === 'entry') {
           // Fence first: from then on no insert of this position can land.
@@ -395,11 +497,20 @@ export class MongoChangeLog implements ChangeLog {
           settled = true;
           continue;
         }
+        if (complete) {
+          // Never write an object under a stale lease (a reader may be judging the entry).
+          if (!this.writer.fresh()) continue;
+          try {
+            await complete();
+          } catch {
+            continue; // no answer again: the next tick tries again
+          }
+        }
         const d = await coll.findOne({ _id: id }, within(LEASE_SELF_STALE_MS));
         let s: 'c' | 'a' | undefined;
         if (!d || d.s !== 'p') s = undefined;
         else if (await this.happened(d)) s = 'c';
-        else if (Date.now() - since > DOUBT_MS) s = 'a';
+        else if (complete || Date.now() - since > DOUBT_MS) s = 'a';
         else continue;
         if (s) await coll.updateOne({ _id: id, s: 'p' }, { $set: { s } }, within(LEASE_SELF_STALE_MS));
         this.doubtful.delete(id);
@@ -415,6 +526,11 @@ export class MongoChangeLog implements ChangeLog {
       }
     }
     if (settled) this.onSettled?.();
+  }
+
+  /** Resolves once this process's lease is fresh (renewing it if needed). */
+  ready(): Promise<void> {
+    return this.writer.ready();
   }
 
   /** Whether this process's lease allows writing the object now (step 2 guard). */
@@ -441,14 +557,23 @@ export class MongoChangeLog implements ChangeLog {
     }
     this.hintBusy = true;
     this.hintAt = Date.now();
-    const n = Number(this.hintWant);
+    const want = this.hintWant;
+    const n = Number(want);
     void this.meta
       .updateOne({ _id: `head:${this.key}` }, { $max: { n } }, { upsert: true })
+      .then(() => {
+        if (want > this.hintSent) this.hintSent = want;
+      })
       .catch(() => undefined)
       .finally(() => {
         this.hintBusy = false;
+        // Other processes' watchers wait for the hint (index.ts, pollHints): positions begun
+        // while this update was under way, or a failed update, are published next.
+        if (this.hintWant > this.hintSent) this.moveHint(this.hintWant);
       });
   }
+
+  private hintSent = 0n;
 
   private hintTimer: NodeJS.Timeout | undefined;
 
@@ -564,7 +689,16 @@ export class MongoChangeLog implements ChangeLog {
       return (more = bytes >= maxBytes);
     });
     if (!events.length && after < (await this.floor())) throw expired(String(after));
-    return { events, through, bytes, more: more && through - after < BigInt(limit) };
+    return { events, through, bytes, more: more && through - after < BigInt(limit), settled: through >= this.known };
+  }
+
+  /**
+   * A head hint read by the store's change-hint poller (index.ts): a position known to exist.
+   * True when it is beyond what this log has read, i.e. the feed has something to read.
+   */
+  noteHint(n: bigint): boolean {
+    if (n > this.known) this.known = n;
+    return n > this.resolved;
   }
 
   async head(): Promise<bigint> {
@@ -637,6 +771,9 @@ export class MongoChangeLog implements ChangeLog {
           for await (const d of cursor) {
             seen++;
             const p = cur + 1n;
+            // Every position seen exists: a read that stops before it is not settled.
+            const at = BigInt(d._id);
+            if (at > this.known) this.known = at;
             if (d._id !== pad(p)) {
               // A position not yet visible below one that is: its insert is in flight (wait), or
               // its writer died before inserting it (fill it as aborted after HOLE_MS; a late
@@ -727,7 +864,7 @@ export class MongoChangeLog implements ChangeLog {
    */
   private async repair(d: FeedDoc): Promise<boolean> {
     if (d.w === this.writer.id) {
-      const u = this.writer.unresolved.get(d._id);
+      const u = this.writer.unresolved.get(FeedWriter.key(this.coll(BigInt(d._id)), d._id));
       if (!u) return false; // our own write in progress
       d.s = u.s;
       return true;
@@ -760,7 +897,9 @@ export class MongoChangeLog implements ChangeLog {
 
   /** Did the object write of a dead writer's pending entry happen? */
   private async happened(d: FeedDoc): Promise<boolean> {
-    const obj = await guard(() => this.objects.findOne({ _id: d.n }, { projection: { f: 1, g: 1 } }));
+    // Layout 1 documents (not yet upgraded, layout.ts) have `f`/`g` at the top.
+    const doc = await guard(() => this.objects.findOne({ _id: d.n }, { projection: { [SVC.f]: 1, [SVC.g]: 1, f: 1, g: 1 } }));
+    const obj = doc && (doc._svc ? { f: doc._svc.f, g: doc._svc.g } : { f: doc.f as string | undefined, g: doc.g as string | undefined });
     if (obj?.f === d._id) return true;
     const p = BigInt(d._id);
     // A later write replaced the state this entry produced.

@@ -14,19 +14,20 @@
  * write → confirm), and watchers read that feed through the shared feed layer (store/feed/).
  */
 import { randomBytes } from 'node:crypto';
-import { MongoClient, type Collection, type Db } from 'mongodb';
-import { bounded } from './bounded.js';
+import { MongoClient, type Collection, type CommandStartedEvent, type Db, type Filter } from 'mongodb';
+import { bounded, within } from './bounded.js';
 import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
 import { Claims, type ClaimDoc } from './claims.js';
-import { collectionNames, enc, fromDoc, toDoc, uniqueValues, type StoredDoc } from './document.js';
+import { casFilter, collectionNames, enc, fromDoc, OBJECT_PROJECTION, SVC, toDoc, uniqueValues, type StoredDoc, type SvcFields } from './document.js';
 import { guard, isDuplicateKey } from './errors.js';
 import { watchStalledWrites } from './stalled-writes.js';
 import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
 import { valuesAtPath } from '../../registry/indexes.js';
 import { toFilter, toSort } from './query.js';
+import { canonicalWhere, numericIndexes } from '../numeric.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
 import { StoreError } from '../errors.js';
-import { FERRET_SEGMENT, FeedWriter, LEASE_STALE, MongoChangeLog, SEGMENT } from './feed.js';
+import { FEED_META, FERRET_SEGMENT, FeedWriter, LEASE_STALE, MongoChangeLog, SEGMENT } from './feed.js';
 import type { ApiObject } from '../object.js';
 import type {
   ChangeEvent,
@@ -59,6 +60,11 @@ export interface MongoStoreOptions {
    * gateway passes its store deadline. Index builds and feed polling are not bounded.
    */
   operationTimeoutMS?: number;
+  /**
+   * Called with every command the driver starts (the driver's command monitoring). Off unless
+   * given: tests and benches count the commands each request sends with it.
+   */
+  onCommand?: (e: CommandStartedEvent) => void;
 }
 
 export async function createMongoStore(options: MongoStoreOptions): Promise<Store> {
@@ -71,7 +77,9 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Stor
     socketTimeoutMS: 30_000,
     heartbeatFrequencyMS: 2000,
     ignoreUndefined: true,
+    monitorCommands: options.onCommand !== undefined,
   });
+  if (options.onCommand) client.on('commandStarted', options.onCommand);
   // No eager connect: the driver connects on first use, so the gateway can start (and report
   // 503 on /healthz) while the database is down.
   return new MongoStore(client, client.db(options.database), options);
@@ -96,8 +104,45 @@ class MongoStore implements Store {
     private readonly options: MongoStoreOptions,
   ) {
     this.writer = new FeedWriter(db);
+    this.writer.busy = () => [...this.feeds.values()].some((f) => f.log.doubting);
     this.retention = options.retention ?? retentionFromEnv();
     this.stopRescue = watchStalledWrites(client);
+    this.hintTimer = setInterval(() => void this.pollHints(), HINT_POLL_MS);
+    this.hintTimer.unref();
+  }
+
+  private readonly hintTimer: NodeJS.Timeout;
+  private hintBusy = false;
+
+  /**
+   * Change hints: one query every HINT_POLL_MS, for every watched model of this process
+   * together, reads the models' head hints (`head:<key>` in `_svc_feed`, moved by every
+   * process that writes); a feed whose hint is beyond what it has read is woken. The feeds
+   * themselves poll only while they have something to read (a write in progress ahead of
+   * them) and otherwise every IDLE_POLL_MS, so an idle gateway sends a few commands a second
+   * however many models and watchers it serves, and another process's write reaches watchers
+   * within about HINT_MS + HINT_POLL_MS (feed.ts). Nobody watching: no query.
+   */
+  private async pollHints(): Promise<void> {
+    if (this.hintBusy) return;
+    const watched = [...this.feeds].filter(([, f]) => f.feed.size > 0);
+    if (!watched.length) return;
+    this.hintBusy = true;
+    try {
+      const heads = await this.db
+        .collection<{ _id: string; n?: number }>(FEED_META)
+        .find({ _id: { $in: watched.map(([key]) => `head:${key}`) } }, within(HINT_POLL_MS * 8))
+        .toArray();
+      const n = new Map(heads.map((h) => [h._id, h.n]));
+      for (const [key, f] of watched) {
+        const head = n.get(`head:${key}`);
+        if (head && f.log.noteHint(BigInt(head))) f.feed.wake();
+      }
+    } catch {
+      // unreachable: the next tick asks again (and the feeds' own polls go on)
+    } finally {
+      this.hintBusy = false;
+    }
   }
 
   /**
@@ -109,21 +154,22 @@ class MongoStore implements Store {
   async model(model: StorageModel, onProgress?: (p: IndexBuildProgress) => void): Promise<ModelStore> {
     const names = collectionNames(model.key);
     const objects = this.db.collection<StoredDoc>(names.objects);
-    const claims = new Claims(this.db.collection<ClaimDoc>(names.claims), objects);
+    const writers = { id: this.writer.id, gone: (w: string) => this.writer.gone(w) };
+    const claims = new Claims(this.db.collection<ClaimDoc>(names.claims), objects, writers);
     const ferret = await retryUnavailable(() => guard(() => this.isFerret()));
-    const cas = ferret ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims)) : atomicCas;
+    const cas = ferret ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims), writers) : atomicCas;
     const f = this.feed(model.key, names.feed, objects);
     const segment = this.options.feedSegment ? BigInt(this.options.feedSegment) : ferret ? FERRET_SEGMENT : SEGMENT;
     await retryUnavailable(() => f.log.layout(segment));
     let route = this.routes.get(model.key);
-    if (!route) this.routes.set(model.key, (route = { handles: new Set() }));
+    if (!route) this.routes.set(model.key, (route = { handles: new Set(), recent: new Map() }));
     // The request path gets time-bounded collections (see bounded.ts); the setup below does not.
     const ms = this.options.operationTimeoutMS;
     const bObjects = bounded(objects, ms);
     const bClaims = bounded(this.db.collection<ClaimDoc>(names.claims), ms);
-    const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms));
+    const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms), writers);
     const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
-    const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects), bCas, f.log, f.feed, route, bounded(models, ms));
+    const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects, writers), bCas, f.log, f.feed, route, bounded(models, ms));
     const before = route.write;
     route.write = next;
     try {
@@ -150,7 +196,7 @@ class MongoStore implements Store {
     if (!f) {
       // Its segment size is settled by layout() in model().
       const log = new MongoChangeLog(this.db, key, feedName, objects, this.writer, this.retention, this.options.operationTimeoutMS);
-      const feed = new SharedFeed(log, this.options.feed);
+      const feed = new SharedFeed(log, { idlePollMs: IDLE_POLL_MS, ...this.options.feed });
       log.onSettled = () => feed.wake();
       this.feeds.set(key, (f = { log, feed }));
     }
@@ -173,6 +219,7 @@ class MongoStore implements Store {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.hintTimer);
     for (const f of this.feeds.values()) {
       f.feed.close();
       f.log.close();
@@ -184,6 +231,11 @@ class MongoStore implements Store {
 }
 
 const newIncarnation = () => randomBytes(8).toString('hex');
+
+/** Change hints are read this often while anyone watches (MongoStore.pollHints). */
+const HINT_POLL_MS = 250;
+/** A settled feed polls its log this often by itself (a safety net behind the hints). */
+const IDLE_POLL_MS = 20_000;
 
 /** How often a handle re-reads which indexes a newer declaration of its model made. */
 const FOREIGN_REFRESH_MS = 2000;
@@ -204,7 +256,13 @@ function withForeign(model: StorageModel, foreign: RecordedIndex[]): StorageMode
     ...model,
     indexes: [
       ...model.indexes.filter((d) => !names.has(d.name)),
-      ...foreign.map((r) => ({ name: r.name, unique: r.unique, order: r.order ?? 'ASC', fingerprint: r.fingerprint })),
+      ...foreign.map((r) => ({
+        name: r.name,
+        unique: r.unique,
+        order: r.order ?? 'ASC',
+        fingerprint: r.fingerprint,
+        ...(r.fingerprint.includes('|type=number') && { numeric: true }),
+      })),
     ],
     indexValues(obj) {
       const out = model.indexValues(obj);
@@ -229,7 +287,19 @@ async function retryUnavailable<T>(fn: () => Promise<T>, attempts = 4): Promise<
 interface MongoRoute {
   write?: MongoModelStore;
   handles: Set<MongoModelStore>;
+  /**
+   * Documents `get` read lately, by name: an update or delete of the version read (the
+   * handler reads the object first: to patch it, to check it) needs no read of its own. A hint
+   * only: the compare-and-set on (incarnation, version) decides, and a given (incarnation,
+   * version) of an object is always the same document.
+   */
+  recent: Map<string, { doc: Recent; at: number }>;
 }
+
+type Recent = StoredDoc;
+/** How long and how many documents `recent` keeps. */
+const RECENT_MS = 10_000;
+const RECENT_MAX = 2048;
 
 class MongoModelStore implements ModelStore {
   private inflight = 0;
@@ -295,15 +365,15 @@ class MongoModelStore implements ModelStore {
    * Keeps the stored values of indexes this handle cannot compute (see effective()), and flags
    * the object for the newer process to recompute them.
    */
-  private carryOver(m: StorageModel, current: Pick<StoredDoc, 'i' | 's'>, doc: StoredDoc): void {
+  private carryOver(m: StorageModel, current: Pick<SvcFields, 'i' | 's'>, doc: StoredDoc): void {
     const uncomputable = this.cannotCompute();
-    if (uncomputable.size) doc.r = true;
+    if (uncomputable.size) doc._svc.r = true;
     const computed = new Set(m.indexes.filter((d) => !uncomputable.has(d.name)).map((d) => enc(d.name)));
     for (const [k, values] of Object.entries(current.i ?? {})) {
-      if (computed.has(k) || doc.i[k] !== undefined) continue;
-      doc.i[k] = values;
+      if (computed.has(k) || doc._svc.i[k] !== undefined) continue;
+      doc._svc.i[k] = values;
       const sv = current.s?.[k];
-      if (sv !== undefined) doc.s[k] = sv;
+      if (sv !== undefined) doc._svc.s[k] = sv;
     }
   }
 
@@ -326,9 +396,28 @@ class MongoModelStore implements ModelStore {
 
   get(name: string): Promise<ApiObject | null> {
     return guard(async () => {
-      const doc = await this.objects.findOne({ _id: name }, { projection: { o: 1 } });
-      return doc ? fromDoc(doc) : null;
+      // The whole document: an update or delete of this version reuses it (MongoRoute.recent).
+      const doc = await this.objects.findOne({ _id: name });
+      if (!doc) return null;
+      this.remember(doc);
+      return fromDoc(doc);
     });
+  }
+
+  private remember(doc: Recent): void {
+    const recent = this.route.recent;
+    recent.delete(doc._id);
+    recent.set(doc._id, { doc, at: Date.now() });
+    if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value!);
+  }
+
+  /** The object as read lately at `version` (see MongoRoute.recent), else as read now. */
+  private async current(name: string, version: number): Promise<Recent | null> {
+    const r = this.route.recent.get(name);
+    this.route.recent.delete(name); // once: a second write of that version is a conflict anyway
+    // Values of indexes this handle cannot compute may have been rewritten since (a rebuild).
+    if (r && r.doc._svc.v === version && Date.now() - r.at < RECENT_MS && !this.cannotCompute().size) return r.doc;
+    return this.objects.findOne({ _id: name });
   }
 
   create(obj: ApiObject): Promise<ApiObject> {
@@ -348,9 +437,12 @@ class MongoModelStore implements ModelStore {
       const g = newIncarnation();
       const m = await this.effective();
       const doc = toDoc(m, obj, g);
-      if (this.cannotCompute().size) doc.r = true;
+      if (this.cannotCompute().size) doc._svc.r = true;
       // Unique values first: a create that loses a value never touches the feed.
-      const acquired = await this.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(m, doc));
+      const unique = uniqueValues(m, doc._svc);
+      // Others judge this process's claims by its lease (claims.ts): fresh before claiming.
+      if (unique.length) await this.log.ready();
+      const acquired = await this.claims.acquire(doc._id, g, doc._svc.v, unique);
       let f: string;
       try {
         f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
@@ -358,7 +450,7 @@ class MongoModelStore implements ModelStore {
         await this.claims.releaseAcquired(acquired);
         throw e;
       }
-      doc.f = f;
+      doc._svc.f = f;
       try {
         this.leaseHeld();
         await this.objects.insertOne(doc);
@@ -370,7 +462,7 @@ class MongoModelStore implements ModelStore {
         let mine = false;
         if (isDuplicateKey(e)) {
           try {
-            mine = (await this.objects.findOne({ _id: doc._id }, { projection: { g: 1 } }))?.g === doc.g;
+            mine = (await this.objects.findOne({ _id: doc._id }, { projection: { [SVC.g]: 1 } }))?._svc?.g === g;
           } catch (lookup) {
             // Not known whether the first attempt wrote it: the feed settles that on its own.
             await this.log.failed(f, lookup);
@@ -383,7 +475,16 @@ class MongoModelStore implements ModelStore {
           return fromDoc(doc);
         }
         // Claims stay while the write may still have happened (a stale claim is repaired later).
-        if (await this.log.failed(f, e)) await this.claims.releaseAcquired(acquired);
+        // Without an answer the insert is completed (sent again until one comes: a copy held up
+        // on its way then finds the object there), so it cannot appear after its entry is settled.
+        const complete = async () => {
+          try {
+            await this.objects.insertOne(doc);
+          } catch (again) {
+            if (!isDuplicateKey(again)) throw again;
+          }
+        };
+        if (await this.log.failed(f, e, complete)) await this.claims.releaseAcquired(acquired);
         // `_id` is the only unique index of the object collection.
         if (isDuplicateKey(e)) throw new StoreError('AlreadyExists', `object "${doc._id}" already exists`);
         throw e;
@@ -398,14 +499,17 @@ class MongoModelStore implements ModelStore {
     return guard(async () => {
       const name = obj.metadata.name;
       const m = await this.effective();
-      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, i: 1, s: 1, o: 1, f: 1 } });
+      const current = await this.current(name, expectedVersion);
       if (!current) throw notFound(name);
-      if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
+      const cur = current._svc;
+      if (cur.v !== expectedVersion) throw conflict(name, expectedVersion);
 
-      const doc = toDoc(m, obj, current.g);
-      this.carryOver(m, current, doc);
+      const doc = toDoc(m, obj, cur.g);
+      this.carryOver(m, cur, doc);
       // Unique values first: an update that loses a value never touches the feed.
-      const acquired = await this.claims.acquire(name, doc.g, doc.v, uniqueValues(m, doc));
+      const unique = uniqueValues(m, doc._svc);
+      if (unique.length) await this.log.ready();
+      const acquired = await this.claims.acquire(name, cur.g, doc._svc.v, unique);
       let f: string;
       try {
         f = await this.log.begin({
@@ -413,24 +517,38 @@ class MongoModelStore implements ModelStore {
           name,
           object: obj,
           previous: fromDoc(current),
-          pf: current.f ?? null,
-          g: current.g,
+          pf: cur.f ?? null,
+          g: cur.g,
         });
       } catch (e) {
         await this.claims.releaseAcquired(acquired);
         throw e;
       }
-      doc.f = f;
+      doc._svc.f = f;
       // Compare-and-set: replaces only the version we read (and the same incarnation).
       const { _id, ...replacement } = doc;
       let replaced: true | null;
+      let sent = false;
       try {
-        replaced = await this.cas.run(name, current.g, expectedVersion, async (filter) => {
+        replaced = await this.cas.run(name, cur.g, expectedVersion, async (filter) => {
           this.leaseHeld();
+          sent = true;
           return (await this.objects.replaceOne(filter, replacement)).matchedCount ? true : null;
         });
       } catch (e) {
-        if (await this.log.failed(f, e)) await this.claims.releaseAcquired(acquired);
+        if (!sent) {
+          // Nothing was written (the marker may have been: it goes with the next sweep).
+          this.cas.release(name, cur.g, expectedVersion);
+          await this.log.finish(f, 'a');
+          await this.claims.releaseAcquired(acquired);
+          throw e;
+        }
+        // No answer: the same conditional replace is sent again until one comes (cas.ts, 2.).
+        const complete = async () => {
+          await this.objects.replaceOne(casFilter(name, cur.g, expectedVersion) as Filter<StoredDoc>, replacement);
+          this.cas.release(name, cur.g, expectedVersion);
+        };
+        if (await this.log.failed(f, e, complete)) await this.claims.releaseAcquired(acquired);
         throw e;
       }
       if (!replaced) {
@@ -440,11 +558,11 @@ class MongoModelStore implements ModelStore {
         throw now ? conflict(name, expectedVersion) : notFound(name);
       }
       // The replaced document is the one read above: release the unique values it dropped.
-      const kept = new Set(uniqueValues(m, doc).map((u) => `${u.index}\n${u.value}`));
-      const dropped = uniqueValues(m, current).filter((u) => !kept.has(`${u.index}\n${u.value}`));
+      const kept = new Set(uniqueValues(m, doc._svc).map((u) => `${u.index}\n${u.value}`));
+      const dropped = uniqueValues(m, cur).filter((u) => !kept.has(`${u.index}\n${u.value}`));
       await this.log.finish(f, 'c');
       this.feed.wake();
-      await this.claims.release(name, doc.g, doc.v, dropped);
+      await this.claims.release(name, cur.g, doc._svc.v, dropped);
       return fromDoc(doc);
     });
   }
@@ -452,18 +570,30 @@ class MongoModelStore implements ModelStore {
   private doRemove(name: string, expectedVersion: number, final?: ApiObject): Promise<void> {
     return guard(async () => {
       const m = await this.effective();
-      const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, o: 1, f: 1 } });
+      const current = await this.current(name, expectedVersion);
       if (!current) throw notFound(name);
-      if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
-      const f = await this.log.begin({ type: 'DELETED', name, object: final ?? fromDoc(current), pf: current.f ?? null, g: current.g });
+      const cur = current._svc;
+      if (cur.v !== expectedVersion) throw conflict(name, expectedVersion);
+      const f = await this.log.begin({ type: 'DELETED', name, object: final ?? fromDoc(current), pf: cur.f ?? null, g: cur.g });
       let doc: StoredDoc | null;
+      let sent = false;
       try {
-        doc = await this.cas.run(name, current.g, expectedVersion, (filter) => {
+        doc = await this.cas.run(name, cur.g, expectedVersion, (filter) => {
           this.leaseHeld();
+          sent = true;
           return this.objects.findOneAndDelete(filter);
         });
       } catch (e) {
-        await this.log.failed(f, e);
+        if (!sent) {
+          this.cas.release(name, cur.g, expectedVersion);
+          await this.log.finish(f, 'a');
+          throw e;
+        }
+        const complete = async () => {
+          await this.objects.deleteOne(casFilter(name, cur.g, expectedVersion) as Filter<StoredDoc>);
+          this.cas.release(name, cur.g, expectedVersion);
+        };
+        await this.log.failed(f, e, complete);
         throw e;
       }
       if (!doc) {
@@ -473,16 +603,16 @@ class MongoModelStore implements ModelStore {
       }
       await this.log.finish(f, 'c');
       this.feed.wake();
-      await this.claims.release(name, doc.g, undefined, uniqueValues(m, doc));
+      await this.claims.release(name, cur.g, undefined, uniqueValues(m, doc._svc));
     });
   }
 
   list(query: StoreQuery): Promise<StoreListResult> {
     return guard(async () => {
-      const filter = toFilter(query.where);
+      const filter = toFilter(canonicalWhere(query.where, numericIndexes(this.model.indexes)));
       const count = this.objects.countDocuments(filter);
       if (query.limit === 0) return { items: [], total: await count };
-      const cursor = this.objects.find(filter, { projection: { o: 1 } }).sort(toSort(query.sort));
+      const cursor = this.objects.find(filter, { projection: OBJECT_PROJECTION }).sort(toSort(query.sort));
       if (query.offset > 0) cursor.skip(query.offset);
       if (query.limit !== undefined) cursor.limit(query.limit);
       const [docs, total] = await Promise.all([cursor.toArray(), count]);

@@ -1,11 +1,15 @@
 /**
  * Physical indexes of a model's collection and (re)building of index values.
  *
- * Every secondary IndexDescriptor becomes two MongoDB indexes:
- *   `f:<index>`  { i.<enc>: 1 }                  filter (multikey: one entry per value)
- *   `s:<index>`  { s.<enc>: dir, _id: 1 }         sort on the smallest value, name as tie-break
+ * Every secondary IndexDescriptor becomes two MongoDB indexes the gateway's queries use:
+ *   `f:<index>`  { _svc.i.<enc>: 1 }              filter (multikey: one entry per value)
+ *   `s:<index>`  { _svc.s.<enc>: dir, _id: 1 }    sort on the smallest value, name as tie-break
  * where dir is the declared order, except metadata.creationTimestamp which is always -1 so the
  * default list order (creationTimestamp desc, name asc) has an exactly matching index.
+ * A path index (fingerprint `path:<path>|…`) over spec/status/any top-level field other than
+ * metadata also gets `p:<index>` { <real path, keys escaped>: dir }, so queries of the
+ * database's own tools on the native field (`find({'spec.age': {$gt: 30}})`) use an index.
+ * metadata.creationTimestamp/deletionTimestamp get `p:` too (on the BSON dates).
  * `metadata.name` is `_id`. Unique indexes are enforced through claims (claims.ts).
  *
  * `_svc_models` remembers, per model, each index's fingerprint and unique flag. An index that is
@@ -16,8 +20,9 @@ import { randomBytes } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Cas, RebuildItem } from './cas.js';
 import { isDuplicateKey } from './errors.js';
+import { upgradeLayout } from './layout.js';
 import type { Claims } from './claims.js';
-import { CREATION_INDEX, enc, fromDoc, indexFields, secondaryIndexes, uniqueValues, type StoredDoc } from './document.js';
+import { CREATION_INDEX, enc, escapeKey, fromDoc, indexFields, secondaryIndexes, SVC, uniqueValues, type StoredDoc } from './document.js';
 import type { IndexBuildProgress, IndexDescriptor, StorageModel } from '../types.js';
 
 export const MODELS_COLLECTION = '_svc_models';
@@ -63,14 +68,30 @@ export const isNewer = (r: RecordedIndex, version: string | undefined): boolean 
 type Named = IndexDescription & { name: string };
 
 /** The MongoDB indexes a model needs on its object collection (besides `_id_`). */
-export function physicalIndexes(model: StorageModel, extra: Pick<IndexDescriptor, 'name' | 'order'>[] = []): Named[] {
+export function physicalIndexes(model: StorageModel, extra: Pick<IndexDescriptor, 'name' | 'order' | 'fingerprint'>[] = []): Named[] {
   return [...secondaryIndexes(model), ...extra].flatMap((d) => {
     const dir = d.name === CREATION_INDEX || d.order === 'DESC' ? -1 : 1;
-    return [
-      { name: `f:${d.name}`, key: { [`i.${enc(d.name)}`]: 1 } },
-      { name: `s:${d.name}`, key: { [`s.${enc(d.name)}`]: dir, _id: 1 } },
+    const out: Named[] = [
+      { name: `f:${d.name}`, key: { [`${SVC.i}.${enc(d.name)}`]: 1 } },
+      { name: `s:${d.name}`, key: { [`${SVC.s}.${enc(d.name)}`]: dir, _id: 1 } },
     ];
+    const real = realPath(d);
+    if (real) out.push({ name: `p:${d.name}`, key: { [real]: dir } });
+    return out;
   });
+}
+
+/**
+ * The native field a path index reads, as a MongoDB path (keys escaped as stored), or undefined
+ * when its values exist only under `_svc` (indexFunc, labels, other metadata fields).
+ */
+export function realPath(d: Pick<IndexDescriptor, 'name' | 'fingerprint'>): string | undefined {
+  if (d.name === CREATION_INDEX || d.name === 'metadata.deletionTimestamp') return d.name;
+  const path = /^path:([^|]+)/.exec(d.fingerprint)?.[1];
+  if (!path) return undefined;
+  const segs = path.split('.');
+  if (segs[0] === 'metadata' || segs[0]!.startsWith('_')) return undefined;
+  return segs.map(escapeKey).join('.');
 }
 
 export async function ensureCollection(db: Db, name: string): Promise<void> {
@@ -81,14 +102,14 @@ export async function ensureCollection(db: Db, name: string): Promise<void> {
   }
 }
 
-/** Creates missing indexes and drops ours (`f:`/`s:`) that are gone or whose key changed. */
+/** Creates missing indexes and drops ours (`f:`/`s:`/`p:`) that are gone or whose key changed. */
 async function reconcile(objects: Collection<StoredDoc>, wanted: Named[]): Promise<void> {
   const existing = await objects.indexes();
   const same = (a: { key: object }, b: { key: object }) => JSON.stringify(a.key) === JSON.stringify(b.key);
   const kept = new Set<string>();
   for (const ix of existing) {
     const name = ix.name ?? '';
-    if (!/^[fs]:/.test(name)) continue;
+    if (!/^[fsp]:/.test(name)) continue;
     const w = wanted.find((x) => x.name === name);
     if (w && same(w, ix)) kept.add(name);
     else await objects.dropIndex(name);
@@ -173,6 +194,7 @@ async function syncLocked(
   onProgress?: (p: IndexBuildProgress) => void,
 ): Promise<RecordedIndex[]> {
   const { objects, claims, models } = ctx;
+  await upgradeLayout(objects, models as never, model.key);
   const stored: Record<string, RecordedIndex> = Object.fromEntries(
     ((await models.findOne({ _id: model.key }))?.indexes ?? []).map((r) => [r.name, r]),
   );
@@ -183,7 +205,10 @@ async function syncLocked(
   });
   const foreignNames = new Set(foreign.map((r) => r.name));
   const current = secondaryIndexes(model).filter((d) => !foreignNames.has(d.name));
-  await reconcile(objects, physicalIndexes({ ...model, indexes: current }, foreign.map((r) => ({ name: r.name, order: r.order ?? 'ASC' }))));
+  await reconcile(
+    objects,
+    physicalIndexes({ ...model, indexes: current }, foreign.map((r) => ({ name: r.name, order: r.order ?? 'ASC', fingerprint: r.fingerprint }))),
+  );
 
   const rebuild = current.filter((d) => stored[d.name]?.fingerprint !== d.fingerprint);
   // Unique indexes whose claims must be (re)made: values changed, or newly unique.
@@ -197,7 +222,7 @@ async function syncLocked(
     if (info.unique && (!d || !d.unique || reclaim.includes(d))) await claims.dropIndex(name);
     if (!d) {
       const f = enc(name);
-      await objects.updateMany({ [`i.${f}`]: { $exists: true } }, { $unset: { [`i.${f}`]: '', [`s.${f}`]: '' } });
+      await objects.updateMany({ [`${SVC.i}.${f}`]: { $exists: true } }, { $unset: { [`${SVC.i}.${f}`]: '', [`${SVC.s}.${f}`]: '' } });
     }
   }
 
@@ -224,11 +249,11 @@ async function syncLocked(
  */
 async function repairFlagged(ctx: SyncContext, model: StorageModel): Promise<void> {
   for (;;) {
-    const batch = await ctx.objects.find({ r: true }, { projection: { _id: 1, v: 1, g: 1, o: 1 } }).limit(BATCH_SIZE).toArray();
+    const batch = await ctx.objects.find({ [SVC.r]: true }, { projection: { [SVC.i]: 0, [SVC.s]: 0 } }).limit(BATCH_SIZE).toArray();
     if (!batch.length) return;
     const items = batch.map((doc) => {
       const { i, s } = indexFields(model, fromDoc(doc));
-      return { name: doc._id, g: doc.g, v: doc.v, update: { $set: { i, s }, $unset: { r: '' as const } } };
+      return { name: doc._id, g: doc._svc.g, v: doc._svc.v, update: { $set: { [SVC.i]: i, [SVC.s]: s }, $unset: { [SVC.r]: '' as const } } };
     });
     if (!(await ctx.cas.rebuild(ctx.objects, items))) return; // everything left is being rewritten right now
   }
@@ -265,32 +290,32 @@ async function rebuildValues(
   const touched = [...new Set([...rebuild, ...reclaim])];
   const uniqueModel: StorageModel = { ...model, indexes: reclaim };
   let processed = 0;
-  const updateOf = (doc: Pick<StoredDoc, 'o'>) => {
+  const updateOf = (doc: StoredDoc) => {
     const fields = indexFields(model, fromDoc(doc), touched);
     const $set: Record<string, unknown> = {};
     const $unset: Record<string, ''> = {};
     for (const d of rebuild) {
       const f = enc(d.name);
       if (fields.i[f]) {
-        $set[`i.${f}`] = fields.i[f];
-        $set[`s.${f}`] = fields.s[f];
+        $set[`${SVC.i}.${f}`] = fields.i[f];
+        $set[`${SVC.s}.${f}`] = fields.s[f];
       } else {
-        $unset[`i.${f}`] = '';
-        $unset[`s.${f}`] = '';
+        $unset[`${SVC.i}.${f}`] = '';
+        $unset[`${SVC.s}.${f}`] = '';
       }
     }
     return { fields, update: { ...(Object.keys($set).length && { $set }), ...(Object.keys($unset).length && { $unset }) } };
   };
-  const flush = async (batch: Pick<StoredDoc, '_id' | 'v' | 'g' | 'o'>[]) => {
+  const flush = async (batch: StoredDoc[]) => {
     const items: RebuildItem[] = [];
     for (const doc of batch) {
       const { fields, update } = updateOf(doc);
       // Conditional on the version: an object written meanwhile already has fresh values
       // (every write goes through the new model during a sync, see index.ts).
-      if (rebuild.length) items.push({ name: doc._id, g: doc.g, v: doc.v, update });
+      if (rebuild.length) items.push({ name: doc._id, g: doc._svc.g, v: doc._svc.v, update });
       // A unique index built over existing objects that share a value fails here
       // (UniqueViolation naming the index), like MongoDB's unique index build would.
-      await ctx.claims.acquire(doc._id, doc.g, doc.v, uniqueValues(uniqueModel, fields));
+      await ctx.claims.acquire(doc._id, doc._svc.g, doc._svc.v, uniqueValues(uniqueModel, fields));
     }
     if (items.length) await ctx.cas.rebuild(ctx.objects, items);
     processed += batch.length;
@@ -304,7 +329,7 @@ async function rebuildValues(
   let after: string | undefined;
   for (;;) {
     const batch = await ctx.objects
-      .find(after === undefined ? {} : { _id: { $gt: after } }, { projection: { _id: 1, v: 1, g: 1, o: 1 }, batchSize: BATCH_SIZE })
+      .find(after === undefined ? {} : { _id: { $gt: after } }, { projection: { [SVC.i]: 0, [SVC.s]: 0 }, batchSize: BATCH_SIZE })
       .sort({ _id: 1 })
       .limit(BATCH_SIZE)
       .toArray();

@@ -1,10 +1,10 @@
-/** StoreQuery -> MongoDB filter and sort over the `i`/`s` fields (see document.ts). */
+/** StoreQuery -> MongoDB filter and sort over the `_svc.i`/`_svc.s` fields (see document.ts). */
 import type { Filter, Sort } from 'mongodb';
-import { enc, NAME_INDEX, type StoredDoc } from './document.js';
+import { enc, NAME_INDEX, SVC, type StoredDoc } from './document.js';
 import type { IndexRequirement, SortTerm } from '../types.js';
 
-const filterField = (index: string): string => (index === NAME_INDEX ? '_id' : `i.${enc(index)}`);
-export const sortField = (index: string): string => (index === NAME_INDEX ? '_id' : `s.${enc(index)}`);
+const filterField = (index: string): string => (index === NAME_INDEX ? '_id' : `${SVC.i}.${enc(index)}`);
+export const sortField = (index: string): string => (index === NAME_INDEX ? '_id' : `${SVC.s}.${enc(index)}`);
 
 function condition(r: IndexRequirement): Filter<StoredDoc> {
   const field = filterField(r.index);
@@ -15,7 +15,7 @@ function condition(r: IndexRequirement): Filter<StoredDoc> {
       return { [field]: { $in: r.values } };
     case 'notin':
       return { [field]: { $nin: r.values } };
-    // `i.<index>` exists only when the object has at least one value (`_id` always exists).
+    // `_svc.i.<index>` exists only when the object has at least one value (`_id` always exists).
     case 'exists':
       return { [field]: { $exists: true } };
     case 'notexists':
