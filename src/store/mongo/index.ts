@@ -236,6 +236,8 @@ const newIncarnation = () => randomBytes(8).toString('hex');
 const HINT_POLL_MS = 250;
 /** A settled feed polls its log this often by itself (a safety net behind the hints). */
 const IDLE_POLL_MS = 20_000;
+/** Windows above this many objects read the page first and count only when it is full (list()). */
+const LARGE_WINDOW = 1000;
 
 /** How often a handle re-reads which indexes a newer declaration of its model made. */
 const FOREIGN_REFRESH_MS = 2000;
@@ -610,12 +612,19 @@ class MongoModelStore implements ModelStore {
   list(query: StoreQuery): Promise<StoreListResult> {
     return guard(async () => {
       const filter = toFilter(canonicalWhere(query.where, numericIndexes(this.model.indexes)));
-      const count = this.objects.countDocuments(filter);
-      if (query.limit === 0) return { items: [], total: await count };
+      if (query.limit === 0) return { items: [], total: await this.objects.countDocuments(filter) };
       const cursor = this.objects.find(filter, { projection: OBJECT_PROJECTION }).sort(toSort(query.sort));
       if (query.offset > 0) cursor.skip(query.offset);
       if (query.limit !== undefined) cursor.limit(query.limit);
-      const [docs, total] = await Promise.all([cursor.toArray(), count]);
+      if (query.limit === undefined || query.limit > LARGE_WINDOW) {
+        // A large window (an unpaged list) usually holds every match: its total is known without
+        // a second pass over the collection (which FerretDB answers by scanning all of it).
+        const docs = await cursor.toArray();
+        const complete = (query.limit === undefined || docs.length < query.limit) && (docs.length > 0 || query.offset === 0);
+        const total = complete ? query.offset + docs.length : await this.objects.countDocuments(filter);
+        return { items: docs.map(fromDoc), total };
+      }
+      const [docs, total] = await Promise.all([cursor.toArray(), this.objects.countDocuments(filter)]);
       return { items: docs.map(fromDoc), total };
     });
   }
