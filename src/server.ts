@@ -12,7 +12,7 @@ import { LoginLimiter, type LoginLimits, DEFAULT_LOGIN_LIMITS } from './auth/log
 import { TokenStore } from './auth/tokens.js';
 import { userHooks } from './auth/user-hooks.js';
 import { ensureAdmin, ensureBuiltinRoles } from './bootstrap/security.js';
-import type { Config } from './config.js';
+import { storeAddress, type Config } from './config.js';
 import { Unavailable } from './errors/index.js';
 import { sendJson, sendProblem } from './errors/http.js';
 import { createGraphQL } from './graphql/index.js';
@@ -44,10 +44,20 @@ export interface Gateway {
   /** The plugin lifecycle controller (CONTRACT §7). */
   plugins: PluginController;
   adminUsername: string;
-  /** The administrator's password when it was generated at this start (print it once), else undefined. */
+  /**
+   * The administrator's generated password while it has not been changed (this start's or an
+   * earlier one's), else undefined. `GatewayOptions.onAdminPassword` hears of it first.
+   */
   adminPassword?: string;
   /** True when the admin password was generated at this start. */
   generatedPassword: boolean;
+  /**
+   * Graceful shutdown (SIGTERM, SIGINT; CONTRACT §10): stops accepting connections, ends open
+   * watches (REST WebSocket close 1001, ndjson streams end, graphql-ws subscriptions complete),
+   * lets requests in flight finish for up to `graceMs`, then closes like `close()`.
+   */
+  shutdown(graceMs?: number): Promise<void>;
+  /** Closes at once: open connections are cut, then plugins stop and the store closes. */
   close(): Promise<void>;
 }
 
@@ -66,6 +76,11 @@ export interface GatewayOptions {
   securityPollMs?: number;
   /** Overrides rows of src/limits.ts (tests use short deadlines). */
   limits?: Partial<Limits>;
+  /**
+   * Called during the start as soon as a generated administrator password is valid, before
+   * anything else can fail, and at every later start until it is changed (the CLI prints it).
+   */
+  onAdminPassword?: (username: string, password: string, generatedNow: boolean) => void;
 }
 
 /** `storeTimeoutMs`: the store deadline; MongoDB operations are also cancelled after it. */
@@ -75,13 +90,44 @@ export function openStore(config: Config, storeTimeoutMs?: number): Promise<Stor
     : createEmbeddedStore({ dataDir: config.dataDir });
 }
 
+/** A start that failed for a reason the operator can act on; the message is one line naming the address. */
+export class StartError extends Error {}
+
+const firstLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 300);
+
+const LISTEN_ERRORS: Record<string, string> = {
+  EADDRINUSE: 'the address is already in use',
+  EACCES: 'permission denied',
+  EADDRNOTAVAIL: 'the address is not available on this machine',
+  ENOTFOUND: 'unknown host',
+};
+
+/** Opens the store and checks that it answers, so an unreachable MongoDB fails the start quickly. */
+async function openCheckedStore(config: Config, storeTimeoutMs: number): Promise<Store> {
+  let store: Store | undefined;
+  try {
+    store = await openStore(config, storeTimeoutMs);
+    await store.ping();
+    return store;
+  } catch (e) {
+    await store?.close().catch(() => undefined);
+    throw new StartError(
+      config.mongodbUrl
+        ? `MongoDB unreachable at ${storeAddress(config)}: ${firstLine(e).replace(/^MongoDB is unavailable: /, '')}`
+        : `cannot open the embedded store in ${config.dataDir}: ${firstLine(e)}`,
+    );
+  }
+}
+
 const HEALTH_TIMEOUT_MS = 3000;
+/** How long a graceful shutdown waits for requests in flight (CONTRACT §10). */
+export const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const log = options.logger ?? pino({ level: config.logLevel });
 
   const limits = resolveLimits(process.env, options.limits);
-  const store = withDeadline(await openStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
+  const store = withDeadline(await openCheckedStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
   const registry = new Registry(store);
@@ -134,7 +180,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   ]);
   for (const { decl, opts } of PLATFORM_MODELS) await registry.register(decl, { ...opts, hooks: hooks.get(decl) });
   await ensureBuiltinRoles(registry);
-  const admin = await ensureAdmin(registry, { username: config.adminUsername, password: config.adminPassword }, log);
+  const admin = await ensureAdmin(
+    registry,
+    { username: config.adminUsername, password: config.adminPassword, store, announce: options.onAdminPassword },
+    log,
+  );
   const pluginRoutes = new RouteTable();
   const plugins = new PluginController({
     registry,
@@ -192,10 +242,32 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const server = createServer((req, res) => void pipeline.handle(req, res));
   guardServer(server, limits);
   server.on('upgrade', (req, socket, head) => void (refuseBadUpgrade(req, socket) || pipeline.upgrade(req, socket, head)));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  // Resolves once the server has stopped listening and its last connection has gone.
+  let serverClosed: Promise<void> | undefined;
+  const closeServer = () => (serverClosed ??= new Promise<void>((resolve) => server.close(() => resolve())));
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      await plugins.close();
+      generation.stop();
+      pipeline.close();
+      await graphql.close();
+      server.closeAllConnections();
+      await closeServer();
+      await store.close();
+    })());
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (e) {
+    await close().catch(() => undefined);
+    const code = (e as NodeJS.ErrnoException).code ?? '';
+    const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    throw new StartError(`cannot listen on ${address}: ${LISTEN_ERRORS[code] ?? firstLine(e)}${code ? ` (${code})` : ''}`);
+  }
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
@@ -207,16 +279,24 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     store,
     plugins,
     adminUsername: admin.username,
-    adminPassword: admin.generatedPassword,
-    generatedPassword: admin.generatedPassword !== undefined,
-    async close() {
-      await plugins.close();
-      generation.stop();
-      pipeline.close();
-      await graphql.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await store.close();
+    adminPassword: admin.shownPassword,
+    generatedPassword: admin.generatedNow,
+    async shutdown(graceMs = SHUTDOWN_GRACE_MS) {
+      if (closing) return closing;
+      log.info({ graceMs }, 'svc gateway shutting down');
+      // No new connections; every connection gone (the requests in flight answered) ends the wait.
+      const drained = closeServer();
+      pipeline.endWatches();
+      await graphql.endSubscriptions();
+      // Keep-alive connections go as soon as they are idle.
+      server.closeIdleConnections();
+      const idle = setInterval(() => server.closeIdleConnections(), 50);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearInterval(idle);
+      clearTimeout(timer);
+      await close();
     },
+    close,
   };
 }

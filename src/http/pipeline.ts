@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Authenticate } from '../auth/authenticate.js';
-import { ApiError, BadRequest, Forbidden, NotFound, toApiError, Unauthenticated } from '../errors/index.js';
+import { ApiError, BadRequest, Forbidden, NotFound, toApiError, Unauthenticated, Unavailable } from '../errors/index.js';
 import { rejectUpgrade, sendProblem } from '../errors/http.js';
 import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
@@ -21,6 +21,7 @@ import { COLLECTION_GET_PARAMS, GRAPHQL_PARAMS, NO_PARAMS, rejectUnknownParams }
 import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/requestinfo.js';
 import { resolveEntry } from '../rest/handler.js';
 import type { RouteContext, RouteTable } from './routes.js';
+import { attach, OpenStreams } from './shutdown.js';
 import { upgradeWatch } from './watch-upgrade.js';
 import { boundedWebSocketServer } from './websocket.js';
 
@@ -45,6 +46,11 @@ export interface PipelineDeps {
 export interface Pipeline {
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void>;
+  /**
+   * Shutdown, first step: REST WebSocket watches close with 1001 "server shutting down", ndjson
+   * watches end cleanly, later watch upgrades get 503.
+   */
+  endWatches(): void;
   close(): void;
 }
 
@@ -59,6 +65,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   // The REST watch protocol takes no messages from the client: 4 KiB bounds what a compressed
   // one can inflate to (ws checks the inflated size).
   const watchSockets = boundedWebSocketServer({ deflate: true, maxPayload: 4096 });
+  const streams = new OpenStreams();
+  let draining = false;
 
   /** Authentication → request attributes → authorization. Throws 401/403; returns the route context. */
   async function admitRequest(req: IncomingMessage, method: string, target: RequestTarget, watch: boolean): Promise<RouteContext> {
@@ -88,7 +96,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         return await deps.graphql.handle(req, res);
       }
       const method = req.method ?? 'GET';
-      const rc = await admitRequest(req, method, target, method === 'GET' && isWatchQuery(target));
+      const watch = method === 'GET' && isWatchQuery(target);
+      if (watch) attach(req, streams);
+      const rc = await admitRequest(req, method, target, watch);
       await deps.routes.resolve(method, rc.info, target)(req, res, rc);
     } catch (e) {
       sendProblem(res, e, target.pathname, logError);
@@ -99,6 +109,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const target = parseTarget(req.url);
     if (target.pathname === GRAPHQL_PATH) return deps.graphql.handleUpgrade(req, socket, head);
     try {
+      if (draining) throw new Unavailable('the server is shutting down');
       const rc = await admitRequest(req, 'GET', target, true);
       if (!rc.info.isResourceRequest || rc.info.name) throw new NotFound(`no watch endpoint at ${target.pathname}`);
       const entry = resolveEntry(deps.registry, rc.info);
@@ -115,6 +126,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   return {
     handle,
     upgrade,
+    endWatches() {
+      draining = true;
+      streams.endAll();
+      for (const ws of watchSockets.clients) ws.close(1001, 'server shutting down');
+    },
     close() {
       for (const ws of watchSockets.clients) ws.terminate();
       watchSockets.close();
