@@ -67,12 +67,12 @@ let first: { signal: NodeJS.Signals; at: number } | undefined;
  * signals the whole process group, and again as npm forwards it. Within this window a repeat of
  * the same signal is that echo, not an operator's second signal.
  */
-const ECHO_MS = process.env.npm_lifecycle_event ? 250 : 0;
+const ECHO_MS = process.env.npm_lifecycle_event === 'start' ? 150 : 0;
 
 const onSignal = (signal: NodeJS.Signals) => {
   if (first) {
     if (signal === first.signal && Date.now() - first.at < ECHO_MS) return;
-    process.stderr.write(`svc gateway: ${signal} again, stopping at once\n`);
+    process.stderr.write(`svc gateway: ${signal} again (${Date.now() - first.at} ms later), stopping at once\n`);
     process.exit(128 + (SIGNAL_NUMBERS[signal] ?? 1));
   }
   first = { signal, at: Date.now() };
