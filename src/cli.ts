@@ -61,22 +61,16 @@ try {
 process.off('SIGTERM', early);
 process.off('SIGINT', early);
 
-let first: { signal: NodeJS.Signals; at: number } | undefined;
-/**
- * Run by `npm start`, the gateway may get one signal twice: from a terminal or a supervisor that
- * signals the whole process group, and again as npm forwards it. Within this window a repeat of
- * the same signal is that echo, not an operator's second signal.
- */
-const ECHO_MS = process.env.npm_lifecycle_event === 'start' ? 150 : 0;
-
+let stopping = false;
 const onSignal = (signal: NodeJS.Signals) => {
-  if (first) {
-    if (signal === first.signal && Date.now() - first.at < ECHO_MS) return;
-    process.stderr.write(`svc gateway: ${signal} again (${Date.now() - first.at} ms later), stopping at once\n`);
+  if (stopping) {
+    process.stderr.write(`svc gateway: ${signal} again, stopping at once\n`);
     process.exit(128 + (SIGNAL_NUMBERS[signal] ?? 1));
   }
-  first = { signal, at: Date.now() };
+  stopping = true;
   process.stderr.write(`svc gateway: ${signal}, shutting down (up to ${SHUTDOWN_GRACE_MS / 1000} s; ${signal} again stops at once)\n`);
+  // Closing the store or a plugin's stop could hang (a stalled database): the process still ends.
+  setTimeout(() => fail(1, 'shutdown did not finish in time, stopping'), SHUTDOWN_GRACE_MS + 5000).unref();
   gateway.shutdown(SHUTDOWN_GRACE_MS).then(
     () => process.exit(0),
     (e: unknown) => fail(1, `shutdown failed: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`),

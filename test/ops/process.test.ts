@@ -23,6 +23,8 @@ import { person, PERSONS, sleep } from '../watch/helpers.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'dist/cli.js');
 const PERMISSIONS = '/apis/api.console.svc.run/v1alpha1/users/-/permissions';
+/** Per test: a few process starts on a loaded 2-core machine. */
+const PROCESS_TIMEOUT = 150_000;
 /** The one line that may carry a password: the banner of a generated one. */
 const BANNER = /^svc gateway: generated password for "([^"]+)": (\S+)$/;
 
@@ -165,7 +167,7 @@ afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-describe('the command line', () => {
+describe('the command line', { timeout: PROCESS_TIMEOUT }, () => {
   it('--help prints every option with its environment variable and default, exit 0', async () => {
     const p = cli(['--help']);
     expect((await exitWithin(p, 30_000)).code).toBe(0);
@@ -217,7 +219,7 @@ describe('the command line', () => {
   });
 });
 
-describe('the first administrator password', () => {
+describe('the first administrator password', { timeout: PROCESS_TIMEOUT }, () => {
   it('is printed before a failed start (port in use) and at every later start until changed', async () => {
     const dataDir = await tempDir();
     const held = await holdPort();
@@ -256,7 +258,7 @@ describe('the first administrator password', () => {
   });
 });
 
-describe('signals', () => {
+describe('signals', { timeout: PROCESS_TIMEOUT }, () => {
   let dataDir: string;
   beforeAll(async () => {
     dataDir = await tempDir();
@@ -310,15 +312,19 @@ describe('signals', () => {
     const pid = p.stdout.map((l) => /"pid":(\d+)/.exec(l)?.[1]).find(Boolean);
     expect(pid).toBeDefined();
     expect(Number(pid)).not.toBe(p.child.pid);
-    p.child.kill('SIGTERM');
-    await exitWithin(p, 15_000);
-    const end = Date.now() + 10_000;
-    while (alive(Number(pid)) && Date.now() < end) await sleep(50);
-    expect(alive(Number(pid))).toBe(false);
-    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    try {
+      p.child.kill('SIGTERM');
+      await exitWithin(p, 15_000);
+      const end = Date.now() + 10_000;
+      while (alive(Number(pid)) && Date.now() < end) await sleep(50);
+      expect(alive(Number(pid))).toBe(false);
+      await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    } finally {
+      if (alive(Number(pid))) process.kill(Number(pid), 'SIGKILL'); // an orphan, should this fail
+    }
   });
 
-  it('Ctrl-C under `npm start` (SIGINT to the whole process group, then npm\'s copy) still shuts down gracefully', async () => {
+  it('Ctrl-C under `npm start` (SIGINT to the whole process group) shuts down gracefully', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const p = started(run('npm', ['start', '--silent', '--', '--port', String(port)], env(), true));
