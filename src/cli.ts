@@ -61,13 +61,21 @@ try {
 process.off('SIGTERM', early);
 process.off('SIGINT', early);
 
-let stopping = false;
+let first: { signal: NodeJS.Signals; at: number } | undefined;
+/**
+ * Run by `npm start`, the gateway gets a Ctrl-C (SIGINT to the whole process group) twice: from
+ * the terminal, and again as npm forwards its own copy. A repeat of the same signal this soon is
+ * that echo, not an operator's second signal.
+ */
+const ECHO_MS = process.env.npm_lifecycle_event === 'start' ? 300 : 0;
+
 const onSignal = (signal: NodeJS.Signals) => {
-  if (stopping) {
+  if (first) {
+    if (signal === first.signal && Date.now() - first.at < ECHO_MS) return;
     process.stderr.write(`svc gateway: ${signal} again, stopping at once\n`);
     process.exit(128 + (SIGNAL_NUMBERS[signal] ?? 1));
   }
-  stopping = true;
+  first = { signal, at: Date.now() };
   process.stderr.write(`svc gateway: ${signal}, shutting down (up to ${SHUTDOWN_GRACE_MS / 1000} s; ${signal} again stops at once)\n`);
   // Closing the store or a plugin's stop could hang (a stalled database): the process still ends.
   setTimeout(() => fail(1, 'shutdown did not finish in time, stopping'), SHUTDOWN_GRACE_MS + 5000).unref();
