@@ -2,7 +2,8 @@
  * `npm run bench`: list-query scaling (issue 3), GraphQL overhead (issue 4), RBAC cost (issue 8)
  * and watch delivery (issue 10, bench/lib/watch-bench.ts; BENCH_WATCH=only runs it alone); with
  * BENCH_FEED_HISTORY=on|only, embedded write throughput with an empty change log vs after 100,000
- * prior writes (bench/lib/feed-history-bench.ts).
+ * prior writes (bench/lib/feed-history-bench.ts); with BENCH_OPS=on|only, REST get and create with
+ * metrics, the request log and the audit log on vs off (bench/lib/ops-bench.ts).
  *
  * For each store (embedded SQLite; MongoDB = MONGODB_URL or a throw-away FerretDB from
  * scripts/ferretdb.ts) and each size (ascending, grown in place):
@@ -57,6 +58,7 @@ import { busiestProfile, summarize } from './lib/profile.js';
 import { seed } from './lib/seed.js';
 import { benchWatch, type WatchBenchResult } from './lib/watch-bench.js';
 import { benchFeedHistory, type FeedHistoryResult } from './lib/feed-history-bench.js';
+import { benchOps, type OpsBenchResult } from './lib/ops-bench.js';
 import { BENCH_USER, BENCH_USER_PASSWORD, RBAC_BINDINGS, RBAC_ROLES, seedRbac } from './lib/rbac-seed.js';
 import { measureAuthPath, type MicroResult } from './lib/rbac-micro.js';
 
@@ -705,6 +707,39 @@ function feedHistoryReport(r: FeedHistoryResult): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Operations cost (embedded): bench/lib/ops-bench.ts, two gateway children.
+
+async function benchOpsStore(o: BenchOptions): Promise<OpsBenchResult> {
+  console.log('\n=== operations (metrics + request log + audit log) on vs off: embedded ===');
+  const tmp = await mkdtemp(join(tmpdir(), 'svc-bench-ops-'));
+  cleanups.push(() => rm(tmp, { recursive: true, force: true }));
+  return benchOps({
+    workDir: tmp,
+    pluginsDir: PLUGINS_DIR,
+    adminPassword: ADMIN_PASSWORD,
+    requests: o.requests,
+    concurrency: o.concurrency,
+    rounds: Math.max(o.rounds, 3),
+    warmup: o.warmup,
+  });
+}
+
+function opsReport(o: BenchOptions, r: OpsBenchResult): string {
+  const lines = ['\n### Operations on ÷ off (embedded)\n', '| measure | value | target | result |', '|---|---:|---|---|'];
+  for (const row of r.rows) {
+    const result = row.pass === undefined ? 'info' : row.pass ? 'PASS' : 'MISS';
+    lines.push(`| ${row.what} | ${fmt(row.value, row.unit === '' ? 3 : 2)} ${row.unit} | ${row.target} | ${result} |`);
+  }
+  for (const n of r.notes) lines.push(`\n${n}`);
+  lines.push(
+    `\nSettings: two gateway children on the embedded store, one with /metrics' registry, the request log at info (pino, to a file) and ` +
+      `SVC_AUDIT_LOG (a file) on, one with all three off; ${o.concurrency} requests in flight, ${o.requests} per run, rounds alternating ` +
+      `which side goes first; medians of per-round ratios.`,
+  );
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
   const o = parseOptions();
@@ -719,11 +754,13 @@ async function main(): Promise<void> {
   );
   const started = performance.now();
   const results: StoreResult[] = [];
-  const feedOnly = o.feedHistory === 'only';
+  const feedOnly = o.feedHistory === 'only' || o.ops === 'only';
   if (o.watch !== 'only' && !feedOnly) for (const kind of o.stores) results.push(await benchStore(o, kind));
   const watched: WatchBenchResult[] = [];
   if (o.watch !== 'off' && !feedOnly) for (const kind of o.stores) watched.push(await benchWatchStore(o, kind));
-  const feedHistory = o.feedHistory !== 'off' && o.stores.includes('embedded') ? await benchFeedHistoryStore() : undefined;
+  const feedHistory =
+    o.feedHistory !== 'off' && o.ops !== 'only' && o.stores.includes('embedded') ? await benchFeedHistoryStore() : undefined;
+  const ops = o.ops !== 'off' && (o.feedHistory !== 'only' || o.ops === 'only') ? await benchOpsStore(o) : undefined;
   console.log('\n=== results ===');
   console.log(`machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, node ${m.node}, SQLite ${m.sqlite}, ${m.os}`);
   const end = machineInfo();
@@ -732,6 +769,7 @@ async function main(): Promise<void> {
   if (results.length) console.log(report(o, results));
   if (watched.length) console.log(watchReport(o, watched));
   if (feedHistory) console.log(feedHistoryReport(feedHistory));
+  if (ops) console.log(opsReport(o, ops));
   console.log(`\ntotal time ${fmt((performance.now() - started) / 1000)} s`);
 }
 

@@ -4,6 +4,7 @@
  * what only the environment sets. A bad flag or value throws ConfigError (the CLI exits 2).
  */
 import { parseArgs } from 'node:util';
+import { parseCorsOrigins } from './http/browser.js';
 import { LIMIT_ENV, LIMITS } from './limits.js';
 
 export interface Config {
@@ -15,6 +16,12 @@ export interface Config {
   adminUsername: string;
   adminPassword?: string;
   logLevel: string;
+  /** SVC_AUDIT_LOG: the audit log file (`-`: stdout); unset: no audit log (CONTRACT §10). */
+  auditLog?: string;
+  /** SVC_AUDIT_POLICY: a YAML audit policy (levels None and Metadata per resource). */
+  auditPolicy?: string;
+  /** Origins allowed by CORS (SVC_CORS_ORIGINS); none when empty or unset. */
+  corsOrigins?: string[];
 }
 
 /** A flag or value the gateway cannot start with; its message is one line for the operator. */
@@ -43,6 +50,9 @@ export const OPTIONS: readonly OptionSpec[] = [
 export const ENV_ONLY: ReadonlyArray<readonly [string, string, string]> = [
   ['SVC_ADMIN_USERNAME', 'admin', 'the first administrator'],
   ['SVC_ADMIN_PASSWORD', 'generated', 'its password; a generated one is printed at every start until it is changed'],
+  ['SVC_AUDIT_LOG', 'unset: no audit log', 'audit log file, - for stdout'],
+  ['SVC_AUDIT_POLICY', 'unset: Metadata for every audited request', 'YAML audit policy (levels None and Metadata per resource)'],
+  ['SVC_CORS_ORIGINS', 'unset: CORS off', 'comma-separated origins allowed by CORS'],
   ...(Object.entries(LIMIT_ENV) as Array<[keyof typeof LIMITS, string]>).map(
     ([key, name]) => [name, String(LIMITS[key]), 'limit, see README "Limits"'] as const,
   ),
@@ -142,6 +152,12 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     const n = Number(raw);
     if (!Number.isSafeInteger(n) || n < 1) throw new ConfigError(`invalid ${name} "${raw}": a positive whole number`);
   }
+  let corsOrigins: string[];
+  try {
+    corsOrigins = parseCorsOrigins(env.SVC_CORS_ORIGINS);
+  } catch (e) {
+    throw new ConfigError(`invalid ${(e as Error).message}`);
+  }
   return {
     port,
     host,
@@ -151,6 +167,9 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     adminUsername: env.SVC_ADMIN_USERNAME || 'admin',
     adminPassword: env.SVC_ADMIN_PASSWORD || undefined,
     logLevel,
+    auditLog: env.SVC_AUDIT_LOG || undefined,
+    auditPolicy: env.SVC_AUDIT_POLICY || undefined,
+    corsOrigins,
   };
 }
 

@@ -35,7 +35,19 @@ import type { Store } from './store/types.js';
 import { withDeadline } from './store/deadline.js';
 import { guardServer } from './http/guard.js';
 import { refuseBadUpgrade } from './http/upgrade.js';
+import { browserPolicy } from './http/browser.js';
+import { consoleServer } from './console/serve.js';
 import { resolveLimits, type Limits } from './limits.js';
+import { healthEndpoint, probeCheck, type PublicEndpoint } from './ops/health.js';
+import { openAuditLog, type AuditLog } from './ops/audit.js';
+import { GatewayMetrics, metricsRoute } from './ops/metrics.js';
+import { RequestObserver } from './ops/observer.js';
+import { prettyDestination } from './ops/pretty.js';
+import { withStoreMetrics } from './ops/store-metrics.js';
+import { watchesOf } from './registry/open-watches.js';
+import { ApiDocs } from './apidocs/service.js';
+import { apiDocsRoutes } from './apidocs/routes.js';
+import { publicPages } from './apidocs/public.js';
 
 export interface Gateway {
   url: string;
@@ -76,6 +88,8 @@ export interface GatewayOptions {
   securityPollMs?: number;
   /** Overrides rows of src/limits.ts (tests use short deadlines). */
   limits?: Partial<Limits>;
+  /** false: no Prometheus metrics are kept and /metrics is not served (benchmarks compare). */
+  metrics?: boolean;
   /**
    * Called during the start as soon as a generated administrator password is valid, before
    * anything else can fail, and at every later start until it is changed (the CLI prints it).
@@ -124,13 +138,33 @@ const HEALTH_TIMEOUT_MS = 3000;
 export const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
-  const log = options.logger ?? pino({ level: config.logLevel });
+  // JSON lines, or readable lines when stdout is a terminal (CONTRACT §10 request log).
+  const log = options.logger ?? pino({ level: config.logLevel }, process.stdout.isTTY ? prettyDestination(process.stdout) : undefined);
 
+  // The audit policy is read first: a bad one fails the start before anything is opened.
+  const audit: AuditLog | undefined = config.auditLog
+    ? openAuditLog({ path: config.auditLog, policyFile: config.auditPolicy, onError: (err) => log.error({ err: err.message }, 'audit log write failed') })
+    : undefined;
+  let registryRef: Registry | undefined;
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : new GatewayMetrics(() =>
+          (registryRef?.entries() ?? []).map((e) => ({
+            group: e.model.group,
+            version: e.model.version,
+            resource: e.model.plural,
+            count: watchesOf(e.model.storage.key, e.store),
+          })),
+        );
   const limits = resolveLimits(process.env, options.limits);
-  const store = withDeadline(await openCheckedStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
+  const deadlined = withDeadline(await openCheckedStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
+  const store = metrics ? withStoreMetrics(deadlined, (kind, op, s) => metrics.storeOperation(kind, op, s)) : deadlined;
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
   const registry = new Registry(store);
+  registryRef = registry;
+  const observer = new RequestObserver({ metrics, audit, log, known: (g, v, r) => registry.find(g, v, r) !== undefined });
   const platformStore = (plural: string) => {
     const entry = registry.find('', 'v1alpha1', plural);
     if (!entry) throw new Unavailable(`platform kind ${plural} is not registered`);
@@ -156,6 +190,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   let pluginController: PluginController | undefined;
   const graphql = createGraphQL({
     registry,
+    observe: observer,
     authorizer,
     authenticate,
     describeCaller: (caller) => rbac.describe(caller),
@@ -220,26 +255,60 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
         serveCustomRoute(req, res, { route: m, info: rc.info, caller: rc.caller, authorizer: rc.operations.authorizer, registry, log });
     },
   };
+  const apiDocs = new ApiDocs({ registry, authorizer, routes: pluginRoutes });
+  const docsRoute = apiDocsRoutes(apiDocs);
   const routes = createRouteTable({
     registry,
     customRoutes,
     platform: platformRoutes({
+      consoleRoutes: () =>
+        plugins.consoleRoutes().flatMap(({ plugin, routes: list }) =>
+          list.flatMap((r) => {
+            const entry = registry.entries().find((e) => e.model.plugin === plugin && e.model.plural === r.resource);
+            if (!entry) return [];
+            const { group, version, kind, schema } = entry.model;
+            return [{ plugin, ...r, group, version, kind, schema }];
+          }),
+        ),
       tokens,
       describe: (caller) => rbac.describe(caller),
       userExists: async (name) => !!(await platformStore('users').get(name)),
     }),
+    nonResource: (method, info, target) => (metrics && target.pathname === '/metrics' ? metricsRoute(metrics) : docsRoute(method, info, target)),
   });
+  const pages = publicPages();
   const pipeline = createPipeline({
     authenticate,
     authorizer,
     routes,
     registry,
     graphql,
-    publicEndpoints: new Map([['/healthz', health]]),
+    graphiqlPage: pages.graphiql,
+    publicEndpoints: new Map<string, PublicEndpoint>([
+      ['/healthz', health],
+      ...pages.endpoints,
+      ['/livez', healthEndpoint('/livez', [])],
+      [
+        '/readyz',
+        healthEndpoint('/readyz', [
+          probeCheck('store', () => store.ping(), HEALTH_TIMEOUT_MS, `the ${store.kind} store does not answer`),
+          { name: 'plugins', run: async () => plugins.notStarted() },
+        ]),
+      ],
+    ]),
     log,
+    observer,
   });
 
-  const server = createServer((req, res) => void pipeline.handle(req, res));
+  const browser = browserPolicy(config.corsOrigins ?? []);
+  // The console's files are public (its sign-in page loads first); its API calls are not.
+  const consoleFiles = consoleServer();
+  const server = createServer((req, res) => {
+    if (browser.apply(req, res)) return;
+    const pathname = (req.url ?? '/').split('?')[0]!;
+    if (consoleFiles.owns(pathname)) return consoleFiles.serve(req, res, pathname);
+    void pipeline.handle(req, res);
+  });
   guardServer(server, limits);
   server.on('upgrade', (req, socket, head) => void (refuseBadUpgrade(req, socket) || pipeline.upgrade(req, socket, head)));
   // Resolves once the server has stopped listening and its last connection has gone.
@@ -255,6 +324,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       server.closeAllConnections();
       await closeServer();
       await store.close();
+      metrics?.close();
+      audit?.close();
     })());
 
   try {

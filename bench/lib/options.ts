@@ -43,6 +43,12 @@ export interface BenchOptions {
    * alone (only), or not (off, the default).
    */
   feedHistory: 'on' | 'off' | 'only';
+  /**
+   * Operations cost (embedded, bench/lib/ops-bench.ts): REST get and create with metrics, the
+   * request log at info and the audit log on vs all three off; after everything else (on), alone
+   * (only), or not (off, the default).
+   */
+  ops: 'on' | 'off' | 'only';
 }
 
 const HELP = `npm run bench [-- options]   (each option also as an environment variable)
@@ -67,6 +73,7 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --pin                        BENCH_PIN=1            watch benchmark: watched gateway on CPU 0, watch clients + writing gateway on CPU 1 (taskset)
   --no-watch-deflate           BENCH_WATCH_DEFLATE=0  watch benchmark: watchers do not offer permessage-deflate (browsers do)
   --feed-history=off|on|only   BENCH_FEED_HISTORY     embedded: create throughput, empty change log vs after 100,000 prior writes (~1 min; default off; only = alone)
+  --ops=off|on|only            BENCH_OPS              embedded: REST get/create with metrics + request log + audit log on ÷ all off (~1 min; default off; only = alone)
   --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon
 `;
 
@@ -102,6 +109,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
       pin: { type: 'boolean' },
       'no-watch-deflate': { type: 'boolean' },
       'feed-history': { type: 'string' },
+      ops: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -147,6 +155,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     pin: values.pin ?? (env.BENCH_PIN !== undefined && env.BENCH_PIN !== '' && env.BENCH_PIN !== '0'),
     watchDeflate: !(values['no-watch-deflate'] ?? env.BENCH_WATCH_DEFLATE === '0'),
     feedHistory: mode('BENCH_FEED_HISTORY', get('feed-history', 'BENCH_FEED_HISTORY', 'off')),
+    ops: mode('BENCH_OPS', get('ops', 'BENCH_OPS', 'off')),
   };
 }
 

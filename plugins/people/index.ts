@@ -20,6 +20,28 @@ export default {
     {
       method: 'GET',
       path: `${BASE}/stats`,
+      // How the route appears in /openapi/v3 and /openapi.json (optional).
+      openapi: {
+        summary: 'Count persons by gender',
+        operationId: 'getPersonStats',
+        responses: {
+          '200': {
+            description: 'The counts.',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['total', 'byGender'],
+                  properties: {
+                    total: { type: 'integer' },
+                    byGender: { type: 'object', properties: { MALE: { type: 'integer' }, FEMALE: { type: 'integer' } } },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
       async handler(_request: Request, ctx: any) {
         const byGender: Record<string, number> = {};
         for (const g of ['MALE', 'FEMALE']) {
@@ -55,6 +77,30 @@ export default {
     {
       method: 'POST',
       path: `${BASE}/imports`,
+      openapi: {
+        summary: 'Create persons from NDJSON, one object per line',
+        requestBody: {
+          required: true,
+          // A model of the plugin is referenced by its type name (`PeopleExampleComV1alpha1Person`).
+          content: { 'application/x-ndjson': { schema: { $ref: '#/components/schemas/PeopleExampleComV1alpha1Person' } } },
+        },
+        responses: {
+          '200': {
+            description: 'What was created, and the lines that failed.',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    created: { type: 'array', items: { type: 'string' } },
+                    errors: { type: 'array', items: { type: 'object', properties: { line: { type: 'integer' }, detail: { type: 'string' } } } },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
       async handler(request: Request, ctx: any) {
         if (!request.body) return json(400, { title: 'Bad Request', status: 400, detail: 'an NDJSON body is required' });
         const created: string[] = [];

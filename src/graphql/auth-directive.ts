@@ -8,7 +8,7 @@
  */
 import { buildSchema, defaultFieldResolver, type GraphQLDirective, type GraphQLSchema } from 'graphql';
 import { getDirective, MapperKind, mapSchema } from '@graphql-tools/utils';
-import { Forbidden } from '../errors/index.js';
+import { Forbidden, toApiError } from '../errors/index.js';
 import { deniedMessage, preauthorized, type Attributes } from '../rbac/authorizer.js';
 import type { GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
@@ -65,6 +65,22 @@ async function check(spec: AuthSpec, args: Record<string, unknown>, ctx: GraphQL
   return { ...ctx, authorizer: preauthorized(attrs, decision, ctx.authorizer) };
 }
 
+/** Tells the context's observer how a checked field ended (`status`: 200, or the error's). */
+function report(spec: AuthSpec, args: Record<string, unknown>, ctx: GraphQLContext, err?: unknown, result?: unknown): void {
+  if (!ctx.fieldDone) return;
+  // A create names its object in the body: the audit names the object created.
+  const created = spec.verb === 'create' ? (result as { metadata?: { name?: unknown } } | undefined)?.metadata?.name : undefined;
+  ctx.fieldDone({
+    verb: spec.verb,
+    group: spec.group,
+    version: spec.version,
+    resource: spec.resource,
+    subresource: spec.subresource ?? '',
+    name: typeof args.name === 'string' ? args.name : typeof created === 'string' ? created : '',
+    status: err === undefined ? 200 : toApiError(err).status,
+  });
+}
+
 /** Returns a copy of `schema` whose `@auth` fields check the authorizer first. */
 export function applyAuthDirective(schema: GraphQLSchema): GraphQLSchema {
   return mapSchema(schema, {
@@ -79,6 +95,7 @@ export function applyAuthDirective(schema: GraphQLSchema): GraphQLSchema {
             try {
               return await subscribe(source, args, await check(spec, args, ctx), info);
             } catch (err) {
+              report(spec, args, ctx, err);
               throw toGraphQLError(err);
             }
           },
@@ -89,8 +106,11 @@ export function applyAuthDirective(schema: GraphQLSchema): GraphQLSchema {
         ...field,
         resolve: async (source, args, ctx: GraphQLContext, info) => {
           try {
-            return await resolve(source, args, await check(spec, args, ctx), info);
+            const result = await resolve(source, args, await check(spec, args, ctx), info);
+            report(spec, args, ctx, undefined, result);
+            return result;
           } catch (err) {
+            report(spec, args, ctx, err);
             throw toGraphQLError(err);
           }
         },

@@ -69,6 +69,10 @@ export interface FastPathDeps {
   callerOf(req: IncomingMessage): Promise<Caller>;
   authorizer: Authorizer;
   logError(err: unknown): void;
+  /** Completes the context of a request (the observer's hooks). */
+  context?(ctx: GraphQLContext, req: IncomingMessage): GraphQLContext;
+  /** Told of each operation executed here: "OK" or the first error's code. */
+  onOperation?(type: string, name: string | undefined, code: string): void;
 }
 
 /** The response media type the fast path would answer with, or undefined to leave it to yoga. */
@@ -241,7 +245,8 @@ export function createFastPath(deps: FastPathDeps): FastPath {
       } catch {
         return { handled: false, body }; // yoga answers 401 with its headers
       }
-      const contextValue: GraphQLContext = { caller, authorizer: deps.authorizer };
+      const plain: GraphQLContext = { caller, authorizer: deps.authorizer };
+      const contextValue = deps.context ? deps.context(plain, req) : plain;
       const name = operationName ?? undefined;
       let compiled = prepared.compiled.get(name);
       if (compiled === undefined) {
@@ -263,13 +268,16 @@ export function createFastPath(deps: FastPathDeps): FastPath {
         return { handled: false, body };
       }
       const payload: Record<string, unknown> = { data: result.data };
+      let code = 'OK';
       if (result.errors?.length) {
         payload.errors = result.errors.map((e) => {
           const masked = maskError(e) as GraphQLError;
           if (masked.message === INTERNAL_MESSAGE) deps.logError(e.originalError ?? e);
+          if (code === 'OK') code = typeof masked.extensions?.code === 'string' ? masked.extensions.code : 'INTERNAL';
           return masked.toJSON();
         });
       }
+      deps.onOperation?.(operation.operation, operation.name?.value ?? name, code);
       const text = JSON.stringify(payload);
       res.writeHead(200, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
       res.end(text);

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { getOperationAST, GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import type { WebSocket } from 'ws';
@@ -23,6 +23,8 @@ import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { createFastPath, replay } from './fast-path.js';
 import { guardSends } from '../http/send-guard.js';
 import { boundedWebSocketServer } from '../http/websocket.js';
+import type { FieldOutcome } from '../ops/observer.js';
+import { upgradeAuthorization } from '../http/browser.js';
 
 const REBUILD_DELAY_MS = 20;
 
@@ -44,7 +46,70 @@ export interface GraphQLOptions extends BuildOptions {
   logging?: boolean | YogaLogger;
   /** Serve GraphiQL on GET /graphql with Accept: text/html (default true). */
   graphiql?: boolean;
+  /** Told of callers, operations and @auth-checked fields (metrics and audit: ops/observer.ts). */
+  observe?: GraphQLObserver;
 }
+
+export interface GraphQLObserver {
+  /** The caller of an HTTP request. */
+  identify(req: IncomingMessage, caller: Caller): void;
+  /** An operation ended: `code` is "OK" or the first error's `extensions.code`. */
+  graphqlOperation(type: string, name: string | undefined, code: string): void;
+  /** A field checked by @auth ended. `req`: the HTTP request, or the WebSocket's upgrade request. */
+  graphqlField(req: IncomingMessage | undefined, caller: Caller, f: FieldOutcome): void;
+}
+
+/** "OK", or the code of the first error. */
+export function outcomeCode(errors: readonly { extensions?: Record<string, unknown> }[] | undefined): string {
+  if (!errors?.length) return 'OK';
+  const code = errors[0]!.extensions?.code;
+  return typeof code === 'string' ? code : 'INTERNAL';
+}
+
+/** Counts each executed operation and subscription (those the fast path does not serve). */
+const useOperationCount = (observe: GraphQLObserver): Plugin => {
+  const typeOf = (args: ExecutionArgs) => {
+    const op = getOperationAST(args.document, args.operationName);
+    return { type: op?.operation ?? 'unknown', name: op?.name?.value ?? args.operationName ?? undefined };
+  };
+  return {
+    // Documents that do not parse or validate never execute: counted here.
+    onParse() {
+      return ({ result }) => {
+        if (result instanceof Error) observe.graphqlOperation('unknown', undefined, 'GRAPHQL_PARSE_FAILED');
+      };
+    },
+    onValidate({ params }) {
+      return ({ valid }) => {
+        if (valid) return;
+        const op = getOperationAST(params.documentAST);
+        observe.graphqlOperation(op?.operation ?? 'unknown', op?.name?.value, 'GRAPHQL_VALIDATION_FAILED');
+      };
+    },
+    onExecute({ args }) {
+      return {
+        onExecuteDone({ result }) {
+          const { type, name } = typeOf(args);
+          const errors = Symbol.asyncIterator in result ? undefined : result.errors;
+          observe.graphqlOperation(type, name, outcomeCode(errors?.map((e) => maskError(e) as GraphQLError)));
+        },
+      };
+    },
+    onSubscribe({ args }) {
+      return {
+        onSubscribeResult({ result }) {
+          const { type, name } = typeOf(args);
+          const errors = Symbol.asyncIterator in result ? undefined : result.errors;
+          observe.graphqlOperation(type, name, outcomeCode(errors?.map((e) => maskError(e) as GraphQLError)));
+        },
+        onSubscribeError({ error }) {
+          const { type, name } = typeOf(args);
+          observe.graphqlOperation(type, name, outcomeCode([maskError(error) as GraphQLError]));
+        },
+      };
+    },
+  };
+};
 
 export interface GraphQLEndpoint {
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
@@ -129,6 +194,13 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   registry.addCheck?.(checkNames);
 
   let logError: (err: unknown) => void = (err) => console.error(err);
+  const observe = options.observe;
+  /** The context of a request, with its observer when there is one. */
+  const observed = (ctx: GraphQLContext, req: IncomingMessage | undefined, http: boolean): GraphQLContext => {
+    if (!observe) return ctx;
+    if (req && http) observe.identify(req, ctx.caller);
+    return { ...ctx, fieldDone: (f) => observe.graphqlField(req, ctx.caller, f) };
+  };
 
   /** Each HTTP request is authenticated once, whether the fast path or yoga serves it. */
   const authenticated = new WeakMap<IncomingMessage, Promise<Caller>>();
@@ -160,14 +232,14 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     logging: options.logging ?? true,
     maskedErrors: { maskError: (error) => maskError(error), isDev: false },
     parserAndValidationCache: true,
-    plugins: [useCurrentSchema(holder), useLimits(limits)],
+    plugins: [useCurrentSchema(holder), useLimits(limits), ...(observe ? [useOperationCount(observe)] : [])],
     context: async (initial): Promise<GraphQLContext> => {
       // WebSocket operations arrive with the caller resolved at connection time.
       const known = (initial as { caller?: Caller }).caller;
-      if (known) return { caller: known, authorizer };
       const req = (initial as { req?: IncomingMessage }).req;
+      if (known) return observed({ caller: known, authorizer }, req, false);
       try {
-        if (req) return { caller: await callerOf(req), authorizer };
+        if (req) return observed({ caller: await callerOf(req), authorizer }, req, true);
         const header = initial.request.headers.get('authorization') ?? undefined;
         return { caller: await authenticate(header), authorizer };
       } catch (err) {
@@ -241,7 +313,15 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     wss,
   );
 
-  const fast = createFastPath({ schema: () => holder.current(), limits, callerOf, authorizer, logError: (e) => logError(e) });
+  const fast = createFastPath({
+    schema: () => holder.current(),
+    limits,
+    callerOf,
+    authorizer,
+    logError: (e) => logError(e),
+    context: observe ? (ctx, req) => observed(ctx, req, true) : undefined,
+    onOperation: observe ? (type, name, code) => observe.graphqlOperation(type, name, code) : undefined,
+  });
 
   return {
     async handle(req, res) {
@@ -251,9 +331,16 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       return replay((url, init) => yoga.fetch(url, init, { req, res }), req, res, outcome.body);
     },
     handleUpgrade(req, socket, head) {
-      const header = req.headers.authorization;
       void (async () => {
         let caller: Caller | undefined;
+        let header: string | undefined;
+        try {
+          // The Authorization header, or a browser's token sub-protocol (http/browser.ts).
+          header = upgradeAuthorization(req);
+        } catch (err) {
+          rejectUpgrade(socket, err, '/graphql');
+          return;
+        }
         if (header !== undefined) {
           try {
             caller = await authenticate(header, { address: req.socket.remoteAddress });

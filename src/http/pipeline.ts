@@ -17,12 +17,16 @@ import { ApiError, BadRequest, Forbidden, NotFound, toApiError, Unauthenticated,
 import { rejectUpgrade, sendProblem } from '../errors/http.js';
 import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
+import type { PublicEndpoint } from '../ops/health.js';
+import type { Observation, RequestObserver } from '../ops/observer.js';
 import { COLLECTION_GET_PARAMS, GRAPHQL_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/requestinfo.js';
 import { resolveEntry } from '../rest/handler.js';
+import { discoveryRoot } from '../apidocs/routes.js';
 import type { RouteContext, RouteTable } from './routes.js';
 import { attach, OpenStreams } from './shutdown.js';
 import { upgradeWatch } from './watch-upgrade.js';
+import { upgradeAuthorization } from './browser.js';
 import { boundedWebSocketServer } from './websocket.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -38,9 +42,13 @@ export interface PipelineDeps {
   routes: RouteTable;
   registry: Registry;
   graphql: GraphQLDoor;
-  /** Paths served to everyone, before authentication (e.g. /healthz). */
-  publicEndpoints: ReadonlyMap<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>;
+  /** GraphiQL, served for a GET of /graphql that accepts text/html (apidocs/pages.ts). */
+  graphiqlPage?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** Paths served to everyone, before authentication (e.g. /healthz), with the query parameters each accepts. */
+  publicEndpoints: ReadonlyMap<string, PublicEndpoint>;
   log: Logger;
+  /** Told of every request at its start (metrics, audit and request log: ops/observer.ts). */
+  observer?: RequestObserver;
 }
 
 export interface Pipeline {
@@ -69,11 +77,23 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   let draining = false;
 
   /** Authentication → request attributes → authorization. Throws 401/403; returns the route context. */
-  async function admitRequest(req: IncomingMessage, method: string, target: RequestTarget, watch: boolean): Promise<RouteContext> {
-    const caller = await authenticate(req.headers.authorization, { address: req.socket.remoteAddress });
+  async function admitRequest(
+    req: IncomingMessage,
+    method: string,
+    target: RequestTarget,
+    watch: boolean,
+    seen?: Observation,
+    authorization = req.headers.authorization,
+  ): Promise<RouteContext> {
     const info = parseRequestInfo(method, target.pathname, { watch });
+    if (seen) seen.info = info;
+    const caller = await authenticate(authorization, { address: req.socket.remoteAddress });
+    if (seen) seen.caller = caller;
     const attrs = attributesOf(caller, info);
-    const decision = await authorizer.authorize(attrs);
+    let decision = await authorizer.authorize(attrs);
+    // A right on /apis (/api) also opens the discovery paths below it (apidocs/routes.ts).
+    const root = decision.allowed ? undefined : discoveryRoot(info);
+    if (root) decision = await authorizer.authorize({ ...attrs, path: root });
     // A watch may open restricted to the objects a resourceNames grant names (operations/watch.ts).
     const partialWatch = info.verb === 'watch' && !!decision.names?.size;
     if (!decision.allowed && !partialWatch) {
@@ -85,20 +105,23 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const target = parseTarget(req.url);
+    const seen = deps.observer?.request(req, res, target);
     try {
       const open = deps.publicEndpoints.get(target.pathname);
       if (open) {
-        rejectUnknownParams(target.searchParams, NO_PARAMS);
+        rejectUnknownParams(target.searchParams, open.params ?? NO_PARAMS);
         return await open(req, res);
       }
       if (target.pathname === GRAPHQL_PATH) {
         rejectUnknownParams(target.searchParams, GRAPHQL_PARAMS);
+        const wantsPage = (req.method === 'GET' || req.method === 'HEAD') && /\btext\/html\b/.test(String(req.headers.accept ?? ''));
+        if (wantsPage && deps.graphiqlPage) return await deps.graphiqlPage(req, res);
         return await deps.graphql.handle(req, res);
       }
       const method = req.method ?? 'GET';
       const watch = method === 'GET' && isWatchQuery(target);
       if (watch) attach(req, streams);
-      const rc = await admitRequest(req, method, target, watch);
+      const rc = await admitRequest(req, method, target, watch, seen);
       await deps.routes.resolve(method, rc.info, target)(req, res, rc);
     } catch (e) {
       sendProblem(res, e, target.pathname, logError);
@@ -107,16 +130,23 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const target = parseTarget(req.url);
-    if (target.pathname === GRAPHQL_PATH) return deps.graphql.handleUpgrade(req, socket, head);
+    const seen = deps.observer?.upgrade(req, target);
+    if (target.pathname === GRAPHQL_PATH) {
+      seen?.end(101);
+      return deps.graphql.handleUpgrade(req, socket, head);
+    }
     try {
       if (draining) throw new Unavailable('the server is shutting down');
-      const rc = await admitRequest(req, 'GET', target, true);
+      // A browser's watch may carry its token as a sub-protocol (http/browser.ts).
+      const rc = await admitRequest(req, 'GET', target, true, seen, upgradeAuthorization(req));
       if (!rc.info.isResourceRequest || rc.info.name) throw new NotFound(`no watch endpoint at ${target.pathname}`);
       const entry = resolveEntry(deps.registry, rc.info);
       rejectUnknownParams(target.searchParams, COLLECTION_GET_PARAMS);
       await upgradeWatch(watchSockets, req, socket, head, rc.operations, entry, target);
+      seen?.end(101);
     } catch (e) {
       const err = toApiError(e);
+      seen?.end(err.status);
       // (An expired resume point is not refused here: the accepted stream ends with ERROR 410.)
       if (!(e instanceof ApiError) || err.status >= 500) logError(e);
       rejectUpgrade(socket, err, target.pathname);

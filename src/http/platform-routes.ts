@@ -4,7 +4,10 @@
  *     POST creates one for the caller (201, the object plus a top-level `token`, shown once),
  *     GET lists or reads the caller's own (never the token text), DELETE …/{name} revokes;
  *   - permissions (CONTRACT §6) at /apis/api.console.svc.run/v1alpha1/users/-/permissions:
- *     `{roles, uiPermissions}` of the caller (`-`) or of a named user.
+ *     `{roles, uiPermissions}` of the caller (`-`) or of a named user;
+ *   - console routes at /apis/api.console.svc.run/v1alpha1/routes: the `spec.console.routes` of
+ *     the started plugins with their model (group, version, kind, JSON Schema), only those whose
+ *     model the caller may `list` (the console builds its menu and forms from them).
  * Like every route they run after authorization; the built-in roles grant them (builtin-roles.ts).
  */
 import type { Caller } from '../auth/identity.js';
@@ -18,7 +21,23 @@ import type { RequestInfo } from '../request/requestinfo.js';
 import { readJson } from '../rest/body.js';
 import type { RouteHandler } from './routes.js';
 
+/** A plugin's console route with the model it shows. */
+export interface ConsoleRouteView {
+  plugin: string;
+  name: string;
+  title: string;
+  resource: string;
+  permissions: string[];
+  managePermissions: string[];
+  group: string;
+  version: string;
+  kind: string;
+  schema: unknown;
+}
+
 export interface PlatformDeps {
+  /** Console routes of the started plugins (none when absent). */
+  consoleRoutes?: () => ConsoleRouteView[];
   tokens: TokenStore;
   describe(caller: Caller): Promise<{ roles: string[]; uiPermissions: string[] }>;
   userExists(name: string): Promise<boolean>;
@@ -53,7 +72,28 @@ export function platformRoutes(deps: PlatformDeps): (info: RequestInfo) => Route
     return sendJson(res, 200, await deps.describe(userCaller(info.name, 'basic')));
   };
 
-  // Neither route reads a query parameter: any one is refused (CONTRACT §4).
+  const consoleRoutes: RouteHandler = async (req, res, { caller, info, operations }) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowed(`${req.method} is not allowed on console routes`, ['GET']);
+    if (info.name || info.subresource) throw new NotFound('console routes are listed as a whole');
+    const items: ConsoleRouteView[] = [];
+    for (const r of deps.consoleRoutes?.() ?? []) {
+      const attrs = {
+        caller,
+        verb: 'list',
+        isResourceRequest: true,
+        apiGroup: r.group,
+        apiVersion: r.version,
+        resource: r.resource,
+        subresource: '',
+        name: '',
+        path: '',
+      };
+      if ((await operations.authorizer.authorize(attrs)).allowed) items.push(r);
+    }
+    return sendJson(res, 200, { items });
+  };
+
+  // No platform route reads a query parameter: any one is refused (CONTRACT §4).
   const strict =
     (route: RouteHandler): RouteHandler =>
     (req, res, rc) => {
@@ -62,6 +102,7 @@ export function platformRoutes(deps: PlatformDeps): (info: RequestInfo) => Route
     };
   const tokenRoute = strict(tokens);
   const permissionsRoute = strict(permissions);
+  const consoleRoutesRoute = strict(consoleRoutes);
 
   return (info) => {
     if (info.apiPrefix !== 'apis') return undefined;
@@ -69,6 +110,7 @@ export function platformRoutes(deps: PlatformDeps): (info: RequestInfo) => Route
     if (info.apiGroup === CONSOLE_GROUP && info.apiVersion === 'v1alpha1' && info.resource === 'users' && info.subresource === 'permissions') {
       return permissionsRoute;
     }
+    if (info.apiGroup === CONSOLE_GROUP && info.apiVersion === 'v1alpha1' && info.resource === 'routes') return consoleRoutesRoute;
     return undefined;
   };
 }

@@ -3,7 +3,9 @@
  *   1. platform routes: personal access tokens and permissions (http/platform-routes.ts);
  *   2. custom routes: the slot plugins fill (`GatewayOptions.customRoutes`);
  *   3. resource paths under /api and /apis: the generated REST API of every registered model;
- *   4. anything else: 404.
+ *   4. non-resource paths the gateway serves, authorized as nonResourceURLs: `/metrics`, discovery,
+ *      OpenAPI documents, /docs (apidocs/routes.ts);
+ *   5. anything else: 404.
  * `/healthz` (PUBLIC_ENDPOINTS) and `/graphql` (every field authorized by @auth) are served by
  * the pipeline before this table.
  */
@@ -35,6 +37,8 @@ export interface RouteTableDeps {
   registry: Registry;
   platform: (info: RequestInfo) => RouteHandler | undefined;
   customRoutes?: CustomRoutes;
+  /** Non-resource routes the gateway serves itself behind authorization (/metrics, discovery, OpenAPI, docs). */
+  nonResource?: (method: string, info: RequestInfo, target: RequestTarget) => RouteHandler | undefined;
 }
 
 export interface RouteTable {
@@ -49,7 +53,7 @@ export function createRouteTable(deps: RouteTableDeps): RouteTable {
   return {
     resolve(method, info, target) {
       return (
-        (info.isResourceRequest ? deps.platform(info) : undefined) ??
+        (info.isResourceRequest ? deps.platform(info) : deps.nonResource?.(method, info, target)) ??
         deps.customRoutes?.match(method, target.pathname) ??
         (info.isResourceRequest ? resource : none)
       );

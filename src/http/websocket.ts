@@ -15,6 +15,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LIMITS } from '../limits.js';
+import { pickProtocol } from './browser.js';
 
 export interface WebSocketServerOptions {
   maxPayload?: number;
@@ -37,6 +38,8 @@ export function boundedWebSocketServer(options: WebSocketServerOptions = {}): We
     // A client's own messages are decompressed with a fresh window each (the watch protocol
     // expects none from it).
     perMessageDeflate: deflate ? { clientNoContextTakeover: true } : false,
+    // Never echo a browser's token sub-protocol (graphql-ws installs its own choice).
+    handleProtocols: pickProtocol,
   });
   if (deflate) {
     wss.on('headers', (headers: string[], req: IncomingMessage) => {

@@ -364,6 +364,7 @@ async function startWatch(
 
   untrack = trackWatch(model.storage.key, {
     end: (code, message) => fail(code === 410 ? new Gone(message) : new Unavailable(message)),
+    owner: entry.store,
   });
 
   try {

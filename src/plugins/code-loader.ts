@@ -19,6 +19,23 @@ export interface RouteDeclaration {
   /** `/apis/<group>/<version>/…`; `{param}` marks a path parameter. */
   path: string;
   handler: RouteHandler;
+  /** Optional: how the route appears in the OpenAPI documents (apidocs/openapi.ts). */
+  openapi?: RouteOpenAPI;
+}
+
+/**
+ * A custom route's description in the OpenAPI documents. `requestBody`, `responses` and
+ * `parameters` are OpenAPI 3.1 objects, copied as written (a schema may `$ref` a model of the
+ * plugin: `#/components/schemas/<GraphQL type name>`). Path parameters are added from `{param}`.
+ */
+export interface RouteOpenAPI {
+  summary?: string;
+  description?: string;
+  operationId?: string;
+  tags?: string[];
+  parameters?: Record<string, unknown>[];
+  requestBody?: Record<string, unknown>;
+  responses?: Record<string, Record<string, unknown>>;
 }
 
 export interface PluginCode {
@@ -82,6 +99,22 @@ export async function loadCode(dir: string): Promise<PluginCode | undefined> {
   (code.routes as unknown[] | undefined)?.forEach((r, i) => {
     if (!isPlainObject(r) || typeof r.handler !== 'function') {
       throw new PluginError(`${file}: routes[${i}] must be {method, path, handler} with a handler function`);
+    }
+    const doc = r.openapi;
+    if (doc === undefined) return;
+    const bad =
+      !isPlainObject(doc) ||
+      (doc.operationId !== undefined && (typeof doc.operationId !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(doc.operationId))) ||
+      (doc.summary !== undefined && typeof doc.summary !== 'string') ||
+      (doc.description !== undefined && typeof doc.description !== 'string') ||
+      (doc.tags !== undefined && (!Array.isArray(doc.tags) || !doc.tags.every((t) => typeof t === 'string'))) ||
+      (doc.parameters !== undefined && (!Array.isArray(doc.parameters) || !doc.parameters.every(isPlainObject))) ||
+      (doc.requestBody !== undefined && !isPlainObject(doc.requestBody)) ||
+      (doc.responses !== undefined && (!isPlainObject(doc.responses) || !Object.values(doc.responses).every(isPlainObject)));
+    if (bad) {
+      throw new PluginError(
+        `${file}: routes[${i}].openapi must be {summary?, description?, operationId? (an identifier), tags?: string[], parameters?: object[], requestBody?: object, responses?: {status: object}}`,
+      );
     }
   });
   for (const fn of ['start', 'stop'] as const) {

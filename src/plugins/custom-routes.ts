@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { RouteOpenAPI } from './code-loader.js';
 import type { RouteContext } from './plugin-context.js';
 
 export type RouteHandler = (request: Request, ctx: RouteContext) => Response | Promise<Response>;
@@ -18,6 +19,8 @@ export interface MountedRoute {
   /** Literal segments, or `{name}` for a parameter. */
   segments: string[];
   handler: RouteHandler;
+  /** How the route appears in the OpenAPI documents, when the plugin describes it. */
+  openapi?: RouteOpenAPI;
 }
 
 export interface RouteMatch {
@@ -30,6 +33,13 @@ const paramName = (seg: string) => (seg.startsWith('{') && seg.endsWith('}') ? s
 /** Routes by plugin; matching prefers literal segments over parameters, left to right. */
 export class RouteTable {
   private routes: MountedRoute[] = [];
+  /** Bumped on every mount and unmount (the API documents are cached per version). */
+  version = 0;
+
+  /** The mounted routes, in mount order. */
+  list(): readonly MountedRoute[] {
+    return this.routes;
+  }
 
   /** Refuses (throws) a route that has the same method and shape as a mounted one. */
   mount(plugin: string, routes: MountedRoute[]): void {
@@ -41,10 +51,12 @@ export class RouteTable {
       taken.set(shape(r), plugin);
     }
     this.routes = [...this.routes, ...routes];
+    this.version++;
   }
 
   unmount(plugin: string): void {
     this.routes = this.routes.filter((r) => r.plugin !== plugin);
+    this.version++;
   }
 
   /** The route serving `method` + raw `pathname`, or undefined. HEAD falls back to GET. */

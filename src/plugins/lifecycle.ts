@@ -24,7 +24,7 @@ import { codeEntry, loadCode, type PluginCode } from './code-loader.js';
 import type { MountedRoute, RouteTable } from './custom-routes.js';
 import type { GraphQLExtension } from './graphql-extension.js';
 import { findPluginDirs, type PluginSource } from './loader.js';
-import { PluginError, readManifest, type PluginManifest } from './manifest.js';
+import { PluginError, readManifest, type ConsoleRoute, type PluginManifest } from './manifest.js';
 import { createModelClient, privilegedContext } from './model-client.js';
 import type { PluginContext } from './plugin-context.js';
 import { PLUGIN_KIND, PLUGIN_KIND_OPTIONS, type PluginPhase, type PluginStatus } from './plugin-kind.js';
@@ -56,6 +56,8 @@ interface Runtime {
   bundle: { entry: ModelEntry; name: string }[];
   /** The spec last acted on, to tell the administrator's writes from status writes. */
   seenSpec?: string;
+  /** The status last written (for readiness reasons). */
+  status?: PluginStatus;
 }
 
 export class PluginController {
@@ -73,9 +75,33 @@ export class PluginController {
     return [...this.extensions].map(([plugin, extension]) => ({ plugin, extension }));
   }
 
+  /** Console routes (manifest spec.console.routes) of the started plugins, by plugin. */
+  consoleRoutes(): { plugin: string; routes: ConsoleRoute[] }[] {
+    return [...this.plugins.values()]
+      .filter((rt) => rt.running && rt.manifest?.consoleRoutes.length)
+      .map((rt) => ({ plugin: rt.name, routes: rt.manifest!.consoleRoutes }));
+  }
+
   /** Phase as this process sees it (for tests and logs). */
   isRunning(name: string): boolean {
     return this.plugins.get(name)?.running ?? false;
+  }
+
+  /**
+   * Readiness (CONTRACT §10 /readyz): one reason per plugin that is enabled (its spec as last
+   * acted on) but not running in this process. No I/O.
+   */
+  notStarted(): string[] {
+    const reasons: string[] = [];
+    for (const rt of this.plugins.values()) {
+      if (rt.running || rt.seenSpec === undefined) continue;
+      const enabled = (JSON.parse(rt.seenSpec) as { enabled?: boolean }).enabled !== false;
+      if (!enabled) continue;
+      const phase = rt.status?.phase ?? 'PENDING';
+      const why = phase === 'FAILED' && rt.status?.reason ? `: ${rt.status.reason}` : '';
+      reasons.push(`plugin "${rt.name}" is enabled but not started (${phase}${why})`);
+    }
+    return reasons;
   }
 
   /** Registers the Plugin kind, finds the plugins, starts the enabled ones in `requires` order. */
@@ -216,6 +242,7 @@ export class PluginController {
       platform: rt.source.platform,
       lastTransitionTime: new Date().toISOString(),
     };
+    rt.status = full;
     try {
       await ops.updateStatus(privilegedContext('plugin-controller'), this.entry, rt.name, full);
     } catch (e) {
@@ -280,7 +307,7 @@ export class PluginController {
       const owned = routeGroups(entries.map((e) => e.model.group));
       const mountedRoutes: MountedRoute[] = (code?.routes ?? []).map((r, i) => {
         const checked = checkRoute(name, r, owned, (g, v, res) => registry.find(g, v, res) !== undefined, `${codeFile} routes[${i}]`);
-        return { plugin: name, method: checked.method, segments: checked.segments, handler: r.handler };
+        return { plugin: name, method: checked.method, segments: checked.segments, handler: r.handler, ...(r.openapi ? { openapi: r.openapi } : {}) };
       });
       try {
         routes.mount(name, mountedRoutes);

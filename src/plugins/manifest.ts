@@ -1,6 +1,9 @@
 /**
  * plugin.yaml (CONTRACT §7): apiVersion plugin.svc.run/v1alpha1, kind Plugin, metadata.name and
- * spec {version, displayName, description, requires, models, enabled}. Every error names the file.
+ * spec {version, displayName, description, requires, models, enabled, console}. Every error names the file.
+ *
+ * `spec.console.routes` (CONTRACT §9) adds console routes over the plugin's models:
+ * `[{name, title, resource: <plural>, permissions: [ui permission…], managePermissions?: […]}]`.
  */
 import { readFile } from 'node:fs/promises';
 import yaml from 'js-yaml';
@@ -19,6 +22,20 @@ export interface PluginManifest {
   requires: string[];
   enabled: boolean;
   models: ModelDeclaration[];
+  /** Console routes over the plugin's models (spec.console.routes). */
+  consoleRoutes: ConsoleRoute[];
+}
+
+export interface ConsoleRoute {
+  /** Route name: the menu entry is `a[data-route="<name>"]`. */
+  name: string;
+  title: string;
+  /** Plural of one of the plugin's models. */
+  resource: string;
+  /** UI permissions the user must hold to see the route. */
+  permissions: string[];
+  /** UI permissions of create, edit and delete (default: `permissions` with `:view` → `:manage`). */
+  managePermissions: string[];
 }
 
 /** A plugin that can't be loaded or started; the message names the file (and document). */
@@ -26,7 +43,42 @@ export class PluginError extends Error {
   override name = 'PluginError';
 }
 
-const SPEC_KEYS = new Set(['version', 'displayName', 'description', 'requires', 'models', 'enabled']);
+const SPEC_KEYS = new Set(['version', 'displayName', 'description', 'requires', 'models', 'enabled', 'console']);
+const ROUTE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** Names the console's own routes take. */
+const BUILTIN_ROUTES = new Set(['users', 'roles', 'plugins', 'login', 'forbidden']);
+
+const stringList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string' && x.length > 0 && x.length <= 253);
+
+function parseConsole(value: unknown, file: string): ConsoleRoute[] {
+  if (value === undefined) return [];
+  if (!isPlainObject(value)) throw new PluginError(`${file}: spec.console must be a mapping`);
+  for (const k of Object.keys(value)) if (k !== 'routes') throw new PluginError(`${file}: spec.console.${k} is not a console field (routes)`);
+  const routes = value.routes ?? [];
+  if (!Array.isArray(routes)) throw new PluginError(`${file}: spec.console.routes must be a list`);
+  const seen = new Set<string>();
+  return routes.map((r: unknown, i) => {
+    const at = `${file}: spec.console.routes[${i}]`;
+    if (!isPlainObject(r)) throw new PluginError(`${at} must be a mapping`);
+    // Other keys (an icon, a menu group…) are left to future consoles and ignored here.
+    if (typeof r.name !== 'string' || !ROUTE_NAME.test(r.name)) throw new PluginError(`${at}.name must be 1-63 characters of [a-z0-9-]`);
+    if (BUILTIN_ROUTES.has(r.name)) throw new PluginError(`${at}.name "${r.name}" is a built-in console route`);
+    if (seen.has(r.name)) throw new PluginError(`${at}.name "${r.name}" is given twice`);
+    seen.add(r.name);
+    if (typeof r.resource !== 'string' || !r.resource) throw new PluginError(`${at}.resource must name a model's plural`);
+    if (r.title !== undefined && typeof r.title !== 'string') throw new PluginError(`${at}.title must be a string`);
+    if (r.permissions !== undefined && !stringList(r.permissions)) throw new PluginError(`${at}.permissions must be a list of UI permissions`);
+    if (r.managePermissions !== undefined && !stringList(r.managePermissions)) throw new PluginError(`${at}.managePermissions must be a list of UI permissions`);
+    const permissions = (r.permissions as string[] | undefined) ?? [];
+    return {
+      name: r.name,
+      title: (r.title as string | undefined) ?? r.name,
+      resource: r.resource,
+      permissions,
+      managePermissions: (r.managePermissions as string[] | undefined) ?? permissions.map((p) => p.replace(/:view$/, ':manage')),
+    };
+  });
+}
 
 export function parseManifest(text: string, file: string): PluginManifest {
   let doc: unknown;
@@ -72,6 +124,7 @@ export function parseManifest(text: string, file: string): PluginManifest {
     requires: requires as string[],
     enabled: spec.enabled !== false,
     models: (spec.models ?? []) as ModelDeclaration[],
+    consoleRoutes: parseConsole(spec.console, file),
   };
 }
 

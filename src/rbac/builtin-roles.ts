@@ -9,16 +9,26 @@ import type { PolicyRule } from './match.js';
 import {
   ANNOTATION_DEPENDENCIES,
   ANNOTATION_DISPLAY_NAME,
+  ANNOTATION_MODULE,
   ANNOTATION_UI_PERMISSIONS,
   ANONYMOUS_ROLE,
   AUTHENTICATED_ROLE,
   LABEL_HIDDEN,
+  LABEL_ROLE_TEMPLATE,
   SUPER_ROLE,
 } from './resolve.js';
 
 /** The console API group of the permissions endpoint (CONTRACT §6). */
 export const CONSOLE_GROUP = 'api.console.svc.run';
 export const PERMISSIONS_PATH = `/apis/${CONSOLE_GROUP}/v1alpha1/users/-/permissions`;
+
+/**
+ * The non-resource URLs of discovery, the OpenAPI documents and /docs. A right on `/apis` (or
+ * `/api`) also opens `/apis/{g}` and `/apis/{g}/{v}` (`/api/{v}`), each filtered to what the
+ * caller may read (apidocs/routes.ts `discoveryRoot`), so no `/apis/*` grant is needed: that one
+ * would also reach plugins' deeper non-resource routes.
+ */
+export const API_REFERENCE_URLS = ['/api', '/apis', '/openapi/*', '/openapi.json', '/docs', '/docs/*'];
 
 /** Post groups of the platform content plugin. */
 const CONTENT = 'content.svc.run';
@@ -33,13 +43,69 @@ const role = (
   name: string,
   displayName: string,
   rules: PolicyRule[],
-  opts: { hidden?: boolean; dependencies?: string[]; ui?: string[] } = {},
+  opts: { hidden?: boolean; dependencies?: string[]; ui?: string[]; module?: string } = {},
 ): BuiltinRole => {
   const annotations: Record<string, string> = { [ANNOTATION_DISPLAY_NAME]: displayName };
   if (opts.dependencies) annotations[ANNOTATION_DEPENDENCIES] = JSON.stringify(opts.dependencies);
   if (opts.ui) annotations[ANNOTATION_UI_PERMISSIONS] = JSON.stringify(opts.ui);
-  return { metadata: { name, ...(opts.hidden ? { labels: { [LABEL_HIDDEN]: 'true' } } : {}), annotations }, rules };
+  const labels: Record<string, string> = {};
+  if (opts.hidden) labels[LABEL_HIDDEN] = 'true';
+  // A role with a module is a role template: the console's roles page lists it under that module.
+  if (opts.module) {
+    annotations[ANNOTATION_MODULE] = opts.module;
+    labels[LABEL_ROLE_TEMPLATE] = 'true';
+  }
+  return { metadata: { name, ...(Object.keys(labels).length ? { labels } : {}), annotations }, rules };
 };
+
+/** Plugin objects (plugin.svc.run), which the console's plugins page reads and switches. */
+const PLUGIN_GROUP = 'plugin.svc.run';
+const READ = ['get', 'list', 'watch'];
+
+/**
+ * The console's built-in role templates (CONTRACT §9): a view and a manage template for users,
+ * roles and plugins, each carrying the UI permissions of its console route.
+ */
+const SYSTEM_TEMPLATES: BuiltinRole[] = [
+  role(
+    'system-users-view',
+    'View users',
+    [
+      { apiGroups: [''], resources: ['users', 'rolebindings'], verbs: READ },
+      { apiGroups: [''], resources: ['roles'], verbs: ['get', 'list'] },
+      { apiGroups: [CONSOLE_GROUP], resources: ['users/permissions'], verbs: ['get'] },
+    ],
+    { module: 'Users', ui: ['system:users:view'] },
+  ),
+  role('system-users-manage', 'Manage users', [{ apiGroups: [''], resources: ['users', 'rolebindings'], verbs: ['*'] }], {
+    module: 'Users',
+    dependencies: ['system-users-view'],
+    ui: ['system:users:manage'],
+  }),
+  role('system-roles-view', 'View roles', [{ apiGroups: [''], resources: ['roles'], verbs: READ }], {
+    module: 'Roles',
+    ui: ['system:roles:view'],
+  }),
+  role('system-roles-manage', 'Manage roles', [{ apiGroups: [''], resources: ['roles'], verbs: ['*'] }], {
+    module: 'Roles',
+    dependencies: ['system-roles-view'],
+    ui: ['system:roles:manage'],
+  }),
+  role('system-plugins-view', 'View plugins', [{ apiGroups: [PLUGIN_GROUP], resources: ['plugins'], verbs: READ }], {
+    module: 'Plugins',
+    ui: ['system:plugins:view'],
+  }),
+  role('system-plugins-manage', 'Manage plugins', [{ apiGroups: [PLUGIN_GROUP], resources: ['plugins'], verbs: ['*'] }], {
+    module: 'Plugins',
+    dependencies: ['system-plugins-view'],
+    ui: ['system:plugins:manage'],
+  }),
+];
+
+/** Every UI permission of the console's built-in routes (the super administrator holds them all). */
+export const SYSTEM_UI_PERMISSIONS: readonly string[] = SYSTEM_TEMPLATES.flatMap((t) =>
+  JSON.parse(t.metadata.annotations[ANNOTATION_UI_PERMISSIONS] ?? '[]') as string[],
+);
 
 export const BUILTIN_ROLES: readonly BuiltinRole[] = [
   role(
@@ -49,7 +115,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
       { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
       { nonResourceURLs: ['*'], verbs: ['*'] },
     ],
-    { ui: ['*'] },
+    { ui: ['*', ...SYSTEM_UI_PERMISSIONS] },
   ),
   role(
     ANONYMOUS_ROLE,
@@ -61,8 +127,15 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
   role(
     AUTHENTICATED_ROLE,
     'Authenticated',
-    // Personal access tokens: each user creates, lists and revokes only their own.
-    [{ apiGroups: [TOKEN_GROUP], resources: [TOKEN_RESOURCE], verbs: ['create', 'list', 'get', 'delete'] }],
+    [
+      // Personal access tokens: each user creates, lists and revokes only their own.
+      { apiGroups: [TOKEN_GROUP], resources: [TOKEN_RESOURCE], verbs: ['create', 'list', 'get', 'delete'] },
+      // The console's plugin routes: each user sees only those whose model they may list.
+      { apiGroups: [CONSOLE_GROUP], resources: ['routes'], verbs: ['list'] },
+      // Discovery, the OpenAPI documents and the docs page (CONTRACT §8); each shows only what
+      // the caller may read.
+      { nonResourceURLs: API_REFERENCE_URLS, verbs: ['get', 'head'] },
+    ],
     { hidden: true },
   ),
   role('guest', 'Guest', [], { dependencies: [ANONYMOUS_ROLE, AUTHENTICATED_ROLE] }),
@@ -82,6 +155,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
     dependencies: ['editor'],
     ui: ['system:posts:manage'],
   }),
+  ...SYSTEM_TEMPLATES,
 ];
 
 /** Roles nobody may change or delete. */

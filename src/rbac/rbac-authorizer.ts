@@ -14,7 +14,16 @@ import { isStoreError } from '../store/errors.js';
 import type { ModelStore, StoreQuery } from '../store/types.js';
 import type { Attributes, Authorizer, Decision } from './authorizer.js';
 import { grantedNames, rulesAllow, type MatchRequest } from './match.js';
-import { aggregateLabel, directRoles, resolveRoles, type ResolvedRoles, type RoleSource } from './resolve.js';
+import {
+  aggregateLabel,
+  annotationList,
+  ANNOTATION_UI_PERMISSIONS,
+  directRoles,
+  resolveRoles,
+  SUPER_ROLE,
+  type ResolvedRoles,
+  type RoleSource,
+} from './resolve.js';
 
 export interface RbacDeps {
   /** Raw storage of roles and rolebindings (looked up on each use: models may be re-registered). */
@@ -114,7 +123,12 @@ export class RbacAuthorizer implements Authorizer {
   /** `{roles, uiPermissions}` of a caller (the permissions endpoint and GraphQL `me`). */
   async describe(caller: Caller): Promise<{ roles: string[]; uiPermissions: string[] }> {
     const { roles, uiPermissions } = await this.resolve(caller);
-    return { roles, uiPermissions };
+    if (!roles.includes(SUPER_ROLE)) return { roles, uiPermissions };
+    // The super administrator holds every UI permission: `*` and each one any role names.
+    const all = new Set(['*', ...uiPermissions]);
+    const { items } = await guard(this.deps.roles().list(byName([])));
+    for (const r of items) if (!r.metadata.deletionTimestamp) for (const p of annotationList(r, ANNOTATION_UI_PERMISSIONS)) all.add(p);
+    return { roles, uiPermissions: [...all] };
   }
 
   matchRequest(attrs: Attributes): MatchRequest {

@@ -8,6 +8,8 @@
 export interface ActiveWatch {
   /** Ends the stream with an ERROR event of this code and message. */
   end(code: number, message: string): void;
+  /** The ModelStore the watch reads (one gateway's), so each gateway counts its own watches. */
+  owner?: object;
 }
 
 const active = new Map<string, Set<ActiveWatch>>();
@@ -36,5 +38,12 @@ export function activeWatchCount(modelKey?: string): number {
   if (modelKey !== undefined) return active.get(modelKey)?.size ?? 0;
   let n = 0;
   for (const s of active.values()) n += s.size;
+  return n;
+}
+
+/** Open watch streams of one model read through `owner` (a gateway's ModelStore): metrics. */
+export function watchesOf(modelKey: string, owner: object): number {
+  let n = 0;
+  for (const w of active.get(modelKey) ?? []) if (w.owner === owner) n++;
   return n;
 }

@@ -66,8 +66,9 @@ export async function handleResource(
       }
       case 'POST': {
         const created = await ops.createObject(ctx, entry, await readJson(req));
-        const location = `${url.pathname}/${encodeURIComponent(created.metadata.name)}`;
-        return sendJson(res, 201, created, { location });
+        // Set on the response (not only written) so the audit log can name the object (ops/observer.ts).
+        res.setHeader('location', `${url.pathname}/${encodeURIComponent(created.metadata.name)}`);
+        return sendJson(res, 201, created);
       }
       case 'DELETE':
         return sendJson(res, 200, await ops.deleteCollection(ctx, entry, listParams(url.searchParams)));

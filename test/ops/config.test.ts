@@ -17,6 +17,9 @@ describe('loadConfig', () => {
       adminUsername: 'admin',
       adminPassword: undefined,
       logLevel: 'info',
+      auditLog: undefined,
+      auditPolicy: undefined,
+      corsOrigins: [],
     });
     const env = { PORT: '1234', HOST: '0.0.0.0', SVC_DATA_DIR: '/d', LOG_LEVEL: 'debug', SVC_ADMIN_USERNAME: 'root', SVC_ADMIN_PASSWORD: 'pw-from-env' };
     expect(loadConfig([], env)).toMatchObject({ port: 1234, host: '0.0.0.0', dataDir: '/d', logLevel: 'debug', adminUsername: 'root', adminPassword: 'pw-from-env' });
@@ -39,6 +42,7 @@ describe('loadConfig', () => {
     [['--log-level', 'chatty'], {}, undefined],
     [['--mongodb-url', 'http://h'], {}, 'invalid --mongodb-url: expected mongodb://host:port/dbname'],
     [[], { SVC_STORE_TIMEOUT_MS: 'soon' }, 'invalid SVC_STORE_TIMEOUT_MS "soon": a positive whole number'],
+    [[], { SVC_CORS_ORIGINS: 'not an origin' }, undefined],
   ] as Array<[string[], Record<string, string>, string | undefined]>)('%j %j is refused in one line', (argv, env, message) => {
     let error: unknown;
     try {

@@ -1,0 +1,140 @@
+// A plugin route (spec.console.routes): the model's objects with label and field selectors and
+// paging, kept live by a watch; create, edit and delete through the schema form, the create
+// button wrapped in the route's manage permissions.
+import { html, useEffect, useRef, useState } from './lib.js';
+import { api, watch } from './api.js';
+import { SchemaForm } from './form.js';
+import { Alert, Empty, when } from './ui.js';
+
+const PAGE_SIZE = 20;
+
+export function ResourcePage({ route }) {
+  const [selectors, setSelectors] = useState({ labelSelector: '', fieldSelector: '' });
+  const [draft, setDraft] = useState({ labelSelector: '', fieldSelector: '' });
+  const [page, setPage] = useState(1);
+  const [list, setList] = useState(null);
+  const [error, setError] = useState('');
+  const [editing, setEditing] = useState(null); // null | 'new' | object
+  const latest = useRef(0);
+  const manage = JSON.stringify(route.managePermissions);
+
+  const query = () => {
+    const q = new URLSearchParams({ page: String(page), size: String(PAGE_SIZE) });
+    if (selectors.labelSelector) q.set('labelSelector', selectors.labelSelector);
+    if (selectors.fieldSelector) q.set('fieldSelector', selectors.fieldSelector);
+    return q;
+  };
+  const load = async () => {
+    const n = ++latest.current;
+    try {
+      const result = await api.get(`${route.path}?${query()}`);
+      if (n === latest.current) {
+        setList(result);
+        setError('');
+      }
+      return result;
+    } catch (err) {
+      if (n === latest.current) setError(err.message);
+      return undefined;
+    }
+  };
+
+  // List, then watch from the list's resourceVersion; any change reloads the page shown.
+  useEffect(() => {
+    let stop = () => {};
+    let cancelled = false;
+    let timer;
+    load().then((result) => {
+      if (cancelled || !result) return;
+      stop = watch(route.path, { ...selectors, resourceVersion: result.resourceVersion }, (ev) => {
+        if (ev.type === 'BOOKMARK') return;
+        clearTimeout(timer);
+        timer = setTimeout(load, 50);
+      });
+    });
+    return () => {
+      cancelled = true;
+      clearTimeout(timer);
+      stop();
+    };
+  }, [route.path, selectors.labelSelector, selectors.fieldSelector, page]);
+
+  const applyFilters = (e) => {
+    e.preventDefault();
+    setPage(1);
+    setSelectors({ ...draft });
+  };
+  const remove = async (name) => {
+    try {
+      await api.del(`${route.path}/${encodeURIComponent(name)}`);
+      await load();
+    } catch (err) {
+      setError(err.message);
+    }
+  };
+  const saved = () => {
+    setEditing(null);
+    load();
+  };
+
+  const items = list ? list.items : [];
+  return html`<section class="page" data-page=${route.name} aria-labelledby="page-title">
+    <header class="page-head">
+      <h1 id="page-title">${route.title}</h1>
+      <svc-permission permissions=${manage}>
+        <button class="primary" data-action="create" onClick=${() => setEditing('new')}>New ${route.kind}</button>
+      </svc-permission>
+    </header>
+    <form class="filters" onSubmit=${applyFilters} role="search">
+      <label>Label selector <input name="labelSelector" placeholder="app=web,tier!=db" value=${draft.labelSelector}
+        onInput=${(e) => setDraft({ ...draft, labelSelector: e.currentTarget.value })} /></label>
+      <label>Field selector <input name="fieldSelector" placeholder="spec.name=Ada" value=${draft.fieldSelector}
+        onInput=${(e) => setDraft({ ...draft, fieldSelector: e.currentTarget.value })} /></label>
+      <button type="submit" data-action="filter">Filter</button>
+    </form>
+    <${Alert} message=${error} />
+    ${editing
+      ? html`<${SchemaForm} key=${editing === 'new' ? 'new' : editing.metadata.name} route=${route}
+          object=${editing === 'new' ? undefined : editing} onDone=${saved} onCancel=${() => setEditing(null)} />`
+      : null}
+    ${list === null
+      ? html`<p class="muted">Loading…</p>`
+      : items.length === 0
+        ? html`<${Empty}>No ${route.title.toLowerCase()} match.</${Empty}>`
+        : html`<div class="table" role="table" aria-label=${route.title}>
+            <div class="tr th" role="row"><span role="columnheader">Name</span><span role="columnheader">Summary</span>
+              <span role="columnheader">Labels</span><span role="columnheader">Created</span><span role="columnheader"></span></div>
+            ${items.map(
+              (o) => html`<div class="tr" role="row" key=${o.metadata.name} data-object-name=${o.metadata.name}>
+                <span role="cell" class="name">${o.metadata.name}${o.metadata.deletionTimestamp ? html` <em class="badge">deleting</em>` : null}</span>
+                <span role="cell" class="summary">${summary(o.spec)}</span>
+                <span role="cell">${Object.entries(o.metadata.labels || {}).map(([k, v]) => html`<code class="label">${k}=${v}</code> `)}</span>
+                <span role="cell" class="muted">${when(o.metadata.creationTimestamp)}</span>
+                <span role="cell" class="row-actions">
+                  <svc-permission permissions=${manage}>
+                    <button data-action="edit" onClick=${() => setEditing(o)}>Edit</button>
+                    <button class="danger" data-action="delete" onClick=${() => remove(o.metadata.name)}>Delete</button>
+                  </svc-permission>
+                </span>
+              </div>`,
+            )}
+          </div>`}
+    ${list
+      ? html`<nav class="pager" aria-label="Pages">
+          <button data-action="prev" disabled=${!list.hasPrevious} onClick=${() => setPage(page - 1)}>Previous</button>
+          <span data-field="page">Page ${list.page} of ${Math.max(1, list.totalPages)} · ${list.total} total</span>
+          <button data-action="next" disabled=${!list.hasNext} onClick=${() => setPage(page + 1)}>Next</button>
+        </nav>`
+      : null}
+  </section>`;
+}
+
+/** The first few scalar values of a spec, for the list. */
+function summary(spec) {
+  if (!spec || typeof spec !== 'object') return '';
+  return Object.entries(spec)
+    .filter(([, v]) => v !== null && typeof v !== 'object')
+    .slice(0, 4)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(' · ');
+}

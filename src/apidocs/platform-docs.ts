@@ -1,0 +1,116 @@
+/**
+ * The routes the platform serves itself (http/platform-routes.ts), described for the OpenAPI
+ * documents like a plugin describes its custom routes: personal access tokens (CONTRACT §2) and
+ * the permissions of a user (CONTRACT §6). Listed only for callers allowed on them.
+ */
+import { TOKEN_GROUP, TOKEN_RESOURCE, TOKEN_VERSION } from '../auth/tokens.js';
+import { CONSOLE_GROUP } from '../rbac/builtin-roles.js';
+import type { DocumentedRoute } from './openapi.js';
+
+const TOKENS = ['apis', TOKEN_GROUP, TOKEN_VERSION, TOKEN_RESOURCE];
+const problem = (code: string, name: string) => ({ [code]: { $ref: `#/components/responses/${name}` } });
+
+const tokenSchema = {
+  type: 'object',
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string', examples: ['PersonalAccessToken'] },
+    metadata: { $ref: '#/components/schemas/ObjectMeta' },
+    spec: {
+      type: 'object',
+      properties: {
+        displayName: { type: 'string' },
+        expiresAt: { type: 'string', format: 'date-time', description: 'After this instant the token gets 401.' },
+        username: { type: 'string', readOnly: true, description: 'The owner.' },
+      },
+    },
+  },
+};
+const json = (schema: unknown) => ({ 'application/json': { schema } });
+
+export const PLATFORM_ROUTES: DocumentedRoute[] = [
+  {
+    plugin: '',
+    method: 'POST',
+    segments: TOKENS,
+    openapi: {
+      operationId: 'createPersonalAccessToken',
+      summary: 'Create a personal access token for the caller',
+      description: 'The answer carries the token text in `token`, this once; send it as `Authorization: Bearer <token>`.',
+      tags: ['personal access tokens'],
+      requestBody: {
+        required: true,
+        content: json({
+          type: 'object',
+          required: ['spec'],
+          properties: { spec: { type: 'object', required: ['displayName'], properties: { displayName: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' } } } },
+        }),
+      },
+      responses: {
+        '201': { description: 'Created.', content: json({ allOf: [tokenSchema, { type: 'object', required: ['token'], properties: { token: { type: 'string' } } }] }) },
+        ...problem('400', 'BadRequest'),
+        ...problem('415', 'UnsupportedMediaType'),
+        ...problem('422', 'Invalid'),
+      },
+    },
+  },
+  {
+    plugin: '',
+    method: 'GET',
+    segments: TOKENS,
+    openapi: {
+      operationId: 'listPersonalAccessTokens',
+      summary: "List the caller's personal access tokens (never their text)",
+      tags: ['personal access tokens'],
+      responses: {
+        '200': {
+          description: 'The tokens.',
+          content: json({ type: 'object', required: ['items'], properties: { items: { type: 'array', items: tokenSchema }, total: { type: 'integer' } } }),
+        },
+      },
+    },
+  },
+  {
+    plugin: '',
+    method: 'GET',
+    segments: [...TOKENS, '{name}'],
+    openapi: {
+      operationId: 'getPersonalAccessToken',
+      summary: "Read one of the caller's personal access tokens",
+      tags: ['personal access tokens'],
+      responses: { '200': { description: 'The token (without its text).', content: json(tokenSchema) }, ...problem('404', 'NotFound') },
+    },
+  },
+  {
+    plugin: '',
+    method: 'DELETE',
+    segments: [...TOKENS, '{name}'],
+    openapi: {
+      operationId: 'revokePersonalAccessToken',
+      summary: "Revoke one of the caller's personal access tokens",
+      tags: ['personal access tokens'],
+      responses: { '200': { description: 'The revoked token.', content: json(tokenSchema) }, ...problem('404', 'NotFound') },
+    },
+  },
+  {
+    plugin: '',
+    method: 'GET',
+    segments: ['apis', CONSOLE_GROUP, 'v1alpha1', 'users', '{name}', 'permissions'],
+    openapi: {
+      operationId: 'getUserPermissions',
+      summary: 'The roles and UI permissions of a user (`-`: the caller)',
+      tags: ['permissions'],
+      responses: {
+        '200': {
+          description: 'Every role held after resolution, and the UI permissions they carry.',
+          content: json({
+            type: 'object',
+            required: ['roles', 'uiPermissions'],
+            properties: { roles: { type: 'array', items: { type: 'string' } }, uiPermissions: { type: 'array', items: { type: 'string' } } },
+          }),
+        },
+        ...problem('404', 'NotFound'),
+      },
+    },
+  },
+];

@@ -1,0 +1,147 @@
+/**
+ * Prometheus metrics of one gateway (CONTRACT §10), in a registry of its own (never prom-client's
+ * global one: several gateways may run in one process). Served at GET /metrics (ops/observer.ts
+ * mounts it behind RBAC as the non-resource URL `/metrics`).
+ *
+ * Every label is bounded: resource labels only name registered models (any other path,
+ * non-resource requests included, gets empty group/version/resource), verbs and codes come from
+ * fixed sets, and GraphQL operation names are capped (MAX_OPERATION_NAMES, then "other").
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { MethodNotAllowed } from '../errors/index.js';
+import type { RouteHandler } from '../http/routes.js';
+import { NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
+
+const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Distinct GraphQL operation names kept as label values; later ones count as "other". */
+export const MAX_OPERATION_NAMES = 100;
+const OPERATION_NAME_MAX_LENGTH = 64;
+const OPERATION_TYPES = new Set(['query', 'mutation', 'subscription']);
+const GRAPHQL_CODES = new Set(['OK', 'BAD_REQUEST', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'INVALID', 'UNAVAILABLE', 'INTERNAL', 'TOO_MANY_REQUESTS', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
+
+/** The resource labels of a REST request; empty strings for anything but a registered model. */
+export interface ResourceLabels {
+  verb: string;
+  group: string;
+  version: string;
+  resource: string;
+}
+
+export interface WatcherCount {
+  group: string;
+  version: string;
+  resource: string;
+  count: number;
+}
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'verb' | 'group' | 'version' | 'resource' | 'code'>;
+  private readonly durations: Histogram<'verb' | 'group' | 'version' | 'resource'>;
+  private readonly graphql: Counter<'operation_type' | 'operation_name' | 'code'>;
+  private readonly store: Histogram<'store' | 'operation'>;
+  private readonly operationNames = new Set<string>();
+
+  constructor(watchers: () => WatcherCount[]) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'apiserver_request_total',
+      help: 'REST requests by verb, group, version, resource and HTTP status code.',
+      labelNames: ['verb', 'group', 'version', 'resource', 'code'],
+      registers,
+    });
+    this.durations = new Histogram({
+      name: 'apiserver_request_duration_seconds',
+      help: 'REST request latency in seconds (watches excluded: they last as long as they stay open).',
+      labelNames: ['verb', 'group', 'version', 'resource'],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    });
+    this.graphql = new Counter({
+      name: 'graphql_operations_total',
+      help: 'GraphQL operations by type, name (bounded; "anonymous" without a name, "other" past the cap) and outcome code ("OK" or the first error code).',
+      labelNames: ['operation_type', 'operation_name', 'code'],
+      registers,
+    });
+    new Gauge({
+      name: 'svc_watchers',
+      help: 'Open watches (REST WebSocket and ndjson, GraphQL subscriptions) by model.',
+      labelNames: ['group', 'version', 'resource'],
+      registers,
+      collect() {
+        this.reset();
+        for (const w of watchers()) this.set({ group: w.group, version: w.version, resource: w.resource }, w.count);
+      },
+    });
+    this.store = new Histogram({
+      name: 'svc_store_operation_duration_seconds',
+      help: 'Store operation latency in seconds, by store (embedded, mongodb) and operation.',
+      labelNames: ['store', 'operation'],
+      buckets: STORE_BUCKETS,
+      registers,
+    });
+  }
+
+  /** One REST request ended with `code`, after `seconds`. */
+  request(labels: ResourceLabels, code: number, seconds: number): void {
+    this.requests.inc({ ...labels, code: String(code) });
+    if (labels.verb !== 'watch') this.durations.observe(labels, seconds);
+  }
+
+  /** One GraphQL operation ended: `code` is "OK" or the first error's code. */
+  graphqlOperation(type: string, name: string | undefined, code: string): void {
+    this.graphql.inc({
+      operation_type: OPERATION_TYPES.has(type) ? type : 'unknown',
+      operation_name: this.boundedName(name),
+      code: GRAPHQL_CODES.has(code) ? code : 'OTHER',
+    });
+  }
+
+  /** A store operation took `seconds`. */
+  storeOperation(store: string, operation: string, seconds: number): void {
+    this.store.observe({ store, operation }, seconds);
+  }
+
+  /** The Prometheus text exposition. */
+  async text(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  close(): void {
+    this.registry.clear();
+  }
+
+  private boundedName(name: string | undefined): string {
+    if (!name) return 'anonymous';
+    if (name.length > OPERATION_NAME_MAX_LENGTH || !/^[_A-Za-z][_0-9A-Za-z]*$/.test(name)) return 'other';
+    if (this.operationNames.has(name)) return name;
+    if (this.operationNames.size >= MAX_OPERATION_NAMES) return 'other';
+    this.operationNames.add(name);
+    return name;
+  }
+}
+
+const RESOURCE_VERBS = new Set(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection']);
+const METHODS = new Set(['get', 'head', 'post', 'put', 'patch', 'delete', 'options']);
+
+/** A verb from a fixed set: the resource verb, the lowercase method of other requests, else "other". */
+export function boundedVerb(verb: string, isResourceRequest: boolean): string {
+  return (isResourceRequest ? RESOURCE_VERBS : METHODS).has(verb) ? verb : 'other';
+}
+
+/**
+ * GET /metrics: the text exposition. Mounted as a non-resource route, so the pipeline has
+ * authorized the caller for `get` on the non-resource URL `/metrics` before it runs.
+ */
+export function metricsRoute(metrics: GatewayMetrics): RouteHandler {
+  return async (req, res, rc) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowed(`${req.method} is not allowed on /metrics`, ['GET', 'HEAD']);
+    rejectUnknownParams(rc.target.searchParams, NO_PARAMS);
+    const { contentType, body } = await metrics.text();
+    res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+}

@@ -1,0 +1,331 @@
+/**
+ * The console at /console/ in real Chromium (CONTRACT §9), on both stores: sign-in (password,
+ * token, wrong credentials), the menu and the permission wrapper for users with different roles,
+ * the route guard, the form generated from a model's JSON Schema (with a 422), the live list,
+ * and the roles, users and plugins pages. Also the console's files (public, strict CSP).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it as vitestIt } from 'vitest';
+import { ADMIN, ANONYMOUSLY, basicAuth, call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { count, launchChromium, screenshotFailure, signIn, visible, type Browser } from './browser.js';
+
+/** A browser test may wait on a busy machine (the whole suite shares two cores): 90 s each. */
+const it = (name: string, fn: () => Promise<void>) => vitestIt(name, fn, 90_000);
+
+const PERSONS = '/apis/people.example.com/v1alpha1/persons';
+const TOKENS = '/apis/uc.api.security.svc.run/v1alpha1/personalaccesstokens';
+const ROUTES = '/apis/api.console.svc.run/v1alpha1/routes';
+
+const USERS = {
+  viewer: { password: 'viewer-pass-1234', role: 'people-view-persons' },
+  manager: { password: 'manager-pass-1234', role: 'people-manage-persons' },
+  auditor: { password: 'auditor-pass-1234', role: 'system-users-view' },
+} as const;
+
+async function createUser(gw: TestGateway, name: string, password: string, role?: string): Promise<void> {
+  const u = await call(gw, 'POST', '/api/v1alpha1/users', { metadata: { name }, spec: { displayName: name, email: `${name}@example.test`, password } });
+  expect(u.status).toBe(201);
+  if (!role) return;
+  const b = await call(gw, 'POST', '/api/v1alpha1/rolebindings', {
+    metadata: { name: `${name}-${role}` },
+    roleRef: { apiGroup: '', kind: 'Role', name: role },
+    subjects: [{ apiGroup: '', kind: 'User', name }],
+  });
+  expect(b.status).toBe(201);
+}
+
+describe('console files', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway('embedded');
+  });
+  afterAll(() => gw?.dispose());
+
+  it('are public, with a strict CSP and nosniff; the page has no inline script', async () => {
+    for (const path of ['/console/', '/console/users', '/console/assets/app.js', '/console/assets/style.css', '/console/vendor/preact.js', '/console/vendor/hooks.js', '/console/vendor/htm.js']) {
+      const res = await call(gw, 'GET', path, undefined, ANONYMOUSLY);
+      expect(res.status, path).toBe(200);
+      const csp = res.headers.get('content-security-policy')!;
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+    const page = await call(gw, 'GET', '/console/', undefined, ANONYMOUSLY);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect((await call(gw, 'GET', '/console/vendor/hooks.js', undefined, ANONYMOUSLY)).body).not.toMatch(/from\s*["']preact["']/);
+    const js = await call(gw, 'GET', '/console/assets/app.js', undefined, ANONYMOUSLY);
+    expect(js.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const redirect = await fetch(`${gw.url}/console`, { redirect: 'manual' });
+    expect(redirect.status).toBe(301);
+    expect(redirect.headers.get('location')).toBe('/console/');
+    expect((await call(gw, 'GET', '/console/assets/nothing.js', undefined, ANONYMOUSLY)).status).toBe(404);
+    expect((await call(gw, 'GET', '/console/assets/..%2Fpackage.json', undefined, ANONYMOUSLY)).status).toBe(404);
+    expect((await call(gw, 'POST', '/console/', '{}', ANONYMOUSLY)).status).toBe(405);
+  });
+
+  it('lists plugin routes only to callers who may list their model', async () => {
+    const admin = await call(gw, 'GET', ROUTES);
+    expect(admin.status).toBe(200);
+    expect(admin.body.items).toEqual([
+      expect.objectContaining({ plugin: 'people', name: 'persons', resource: 'persons', group: 'people.example.com', kind: 'Person', managePermissions: ['plugin:people:manage'] }),
+    ]);
+    expect(admin.body.items[0].schema.$defs.PersonSpec.properties.age.type).toBe('integer');
+    await createUser(gw, 'nobody', 'nobody-pass-1234');
+    const none = await call(gw, 'GET', ROUTES, undefined, { authorization: basicAuth('nobody', 'nobody-pass-1234') });
+    expect(none.body.items).toEqual([]);
+    expect((await call(gw, 'GET', ROUTES, undefined, ANONYMOUSLY)).status).toBe(401);
+  });
+});
+
+describe.each(STORES)('console in Chromium (%s)', (store) => {
+  let gw: TestGateway;
+  let browser: Browser;
+  beforeAll(async () => {
+    [gw, browser] = await Promise.all([startTestGateway(store), launchChromium()]);
+    for (const [name, u] of Object.entries(USERS)) await createUser(gw, name, u.password, u.role);
+  });
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail') await screenshotFailure(browser, `${store}-${ctx.task.name}`);
+    for (const p of browser?.context.pages() ?? []) await p.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.dispose();
+  });
+
+  it('signs in with a password, keeps only a token in sessionStorage, and shows the full menu to the administrator', async () => {
+    const page = await browser.page();
+    await signIn(page, gw.url, ADMIN.username, ADMIN.password);
+    await visible(page.locator('a[data-route="users"]'));
+    for (const r of ['users', 'roles', 'plugins', 'persons']) await count(page.locator(`a[data-route="${r}"]`), 1);
+    const stored = await page.evaluate(() => ({ session: JSON.stringify({ ...sessionStorage }), local: localStorage.length }));
+    expect(stored.session).not.toContain(ADMIN.password);
+    expect(stored.session).toMatch(/svcpat_|"svc\.console\.token"/);
+    expect(stored.local).toBe(0);
+    expect(page.errors).toEqual([]);
+  });
+
+  it('refuses wrong credentials with a visible alert and no menu', async () => {
+    const page = await browser.page();
+    await signIn(page, gw.url, ADMIN.username, 'wrong-password-here');
+    await visible(page.locator('[role=alert]'));
+    expect(await page.locator('[role=alert]').innerText()).toMatch(/wrong/i);
+    await count(page.locator('a[data-route]'), 0);
+    await page.fill('input[name=token]', 'svcpat_not-a-real-token');
+    await page.click('button[type=submit]');
+    await visible(page.getByText(/token is not valid/));
+    await count(page.locator('a[data-route]'), 0);
+  });
+
+  it('signs in with a personal access token', async () => {
+    const created = await call(gw, 'POST', TOKENS, { spec: { displayName: 'console token test' } }, { authorization: basicAuth('viewer', USERS.viewer.password) });
+    expect(created.status).toBe(201);
+    const page = await browser.page();
+    await page.goto(`${gw.url}/console/`);
+    await page.fill('input[name=token]', created.body.token);
+    await page.click('button[type=submit]');
+    await visible(page.locator('a[data-route="persons"]'));
+    await count(page.locator('a[data-route]'), 1);
+  });
+
+  it('shows each user the menu entries and controls their UI permissions allow; the guard refuses the rest', async () => {
+    const viewer = await browser.page();
+    await signIn(viewer, gw.url, 'viewer', USERS.viewer.password);
+    await visible(viewer.locator('a[data-route="persons"]'));
+    await count(viewer.locator('a[data-route]'), 1);
+    await viewer.click('a[data-route="persons"]');
+    await visible(viewer.locator('[data-page="persons"]'));
+    await count(viewer.locator('[data-action="create"]'), 0);
+    // Direct navigation to a route the user may not open: the guard shows the refusal, not the page.
+    await viewer.goto(`${gw.url}/console/users`);
+    await visible(viewer.locator('[data-page="forbidden"] [role=alert]'));
+    await count(viewer.locator('[data-page="users"]'), 0);
+    await viewer.goto(`${gw.url}/console/#/plugins`);
+    await visible(viewer.locator('[data-page="forbidden"] [role=alert]'));
+    await count(viewer.locator('[data-page="plugins"]'), 0);
+
+    const manager = await browser.page();
+    await signIn(manager, gw.url, 'manager', USERS.manager.password);
+    await manager.click('a[data-route="persons"]');
+    await visible(manager.locator('[data-action="create"]'));
+
+    const auditor = await browser.page();
+    await signIn(auditor, gw.url, 'auditor', USERS.auditor.password);
+    await visible(auditor.locator('a[data-route="users"]'));
+    await count(auditor.locator('a[data-route]'), 1);
+    await auditor.click('a[data-route="users"]');
+    await visible(auditor.locator('[data-object-name="viewer"]'));
+    await count(auditor.locator('[data-action="create"]'), 0);
+    await count(auditor.locator('[data-action="assign-roles"]'), 0);
+    // The wrapper is one global custom element, usable anywhere without an import.
+    const wrapper = await auditor.evaluate(() => {
+      const el = document.createElement('svc-permission');
+      el.setAttribute('permissions', '["system:users:manage"]');
+      el.innerHTML = '<button id="probe">x</button>';
+      document.body.append(el);
+      const hidden = (document.getElementById('probe') as HTMLElement).offsetParent === null;
+      el.setAttribute('permissions', '["system:users:view"]');
+      const shown = (document.getElementById('probe') as HTMLElement).offsetParent !== null;
+      return { defined: !!customElements.get('svc-permission'), hidden, shown };
+    });
+    expect(wrapper).toEqual({ defined: true, hidden: true, shown: true });
+    for (const p of [viewer, manager, auditor]) expect(p.errors).toEqual([]);
+  });
+
+  it('creates, edits and deletes through the form generated from the JSON Schema, showing a 422 at its field', async () => {
+    const page = await browser.page();
+    await signIn(page, gw.url, 'manager', USERS.manager.password);
+    await page.click('a[data-route="persons"]');
+    await page.click('[data-action="create"]');
+    for (const f of ['metadata.name', 'spec.name', 'spec.age', 'spec.gender']) await count(page.locator(`[name="${f}"]`), 1);
+    await page.fill('[name="metadata.name"]', 'form-ada');
+    await page.fill('[name="spec.name"]', 'Ada Lovelace');
+    await page.fill('[name="spec.age"]', '200');
+    await page.selectOption('[name="spec.gender"]', 'FEMALE');
+    await page.click('[data-action="save"]');
+    await visible(page.locator('[name="spec.age"][aria-invalid="true"]'));
+    await visible(page.locator('form [role=alert]'));
+    expect(await page.locator('form.panel').innerText()).toMatch(/150/);
+    await count(page.locator('[name="spec.name"][aria-invalid="true"]'), 0);
+    expect((await call(gw, 'GET', `${PERSONS}/form-ada`)).status).toBe(404);
+
+    await page.fill('[name="spec.age"]', '36');
+    await page.click('[data-action="save"]');
+    await visible(page.locator('[data-object-name="form-ada"]'));
+    const stored = await call(gw, 'GET', `${PERSONS}/form-ada`);
+    expect(stored.body.spec).toEqual({ name: 'Ada Lovelace', age: 36, gender: 'FEMALE' });
+
+    await page.click('[data-object-name="form-ada"] [data-action="edit"]');
+    await page.fill('[name="spec.age"]', '37');
+    await page.click('[data-action="save"]');
+    await visible(page.locator('[data-object-name="form-ada"]').getByText('age: 37'));
+    expect((await call(gw, 'GET', `${PERSONS}/form-ada`)).body.spec.age).toBe(37);
+
+    await page.click('[data-object-name="form-ada"] [data-action="delete"]');
+    await count(page.locator('[data-object-name="form-ada"]'), 0);
+    expect((await call(gw, 'GET', `${PERSONS}/form-ada`)).status).toBe(404);
+    expect(page.errors).toEqual([]);
+  });
+
+  it('updates the list live from a watch, honouring the label selector', async () => {
+    const page = await browser.page();
+    await signIn(page, gw.url, 'viewer', USERS.viewer.password);
+    await page.click('a[data-route="persons"]');
+    await visible(page.locator('[data-page="persons"]'));
+    await page.waitForTimeout(300);
+    await call(gw, 'POST', PERSONS, { metadata: { name: 'live-one', labels: { 'people.example.com/team': 'red' } }, spec: { name: 'Live One' } });
+    await visible(page.locator('[data-object-name="live-one"]'));
+
+    await page.fill('input[name=labelSelector]', 'people.example.com/team=blue');
+    await page.click('[data-action="filter"]');
+    await count(page.locator('[data-object-name="live-one"]'), 0);
+    await page.waitForTimeout(300);
+    await call(gw, 'POST', PERSONS, { metadata: { name: 'live-blue', labels: { 'people.example.com/team': 'blue' } }, spec: { name: 'Blue' } });
+    await call(gw, 'POST', PERSONS, { metadata: { name: 'live-red', labels: { 'people.example.com/team': 'red' } }, spec: { name: 'Red' } });
+    await visible(page.locator('[data-object-name="live-blue"]'));
+    await count(page.locator('[data-object-name="live-red"]'), 0);
+    await call(gw, 'DELETE', `${PERSONS}/live-blue`);
+    await count(page.locator('[data-object-name="live-blue"]'), 0);
+    expect(page.errors).toEqual([]);
+  });
+
+  it('pages through a long list', async () => {
+    for (let i = 0; i < 22; i++) await call(gw, 'POST', PERSONS, { metadata: { name: `page-${String(i).padStart(2, '0')}`, labels: { 'people.example.com/batch': 'paging' } }, spec: { name: `P${i}` } });
+    const page = await browser.page();
+    await signIn(page, gw.url, ADMIN.username, ADMIN.password);
+    await page.click('a[data-route="persons"]');
+    await page.fill('input[name=labelSelector]', 'people.example.com/batch=paging');
+    await page.click('[data-action="filter"]');
+    await count(page.locator('[data-object-name^="page-"]'), 20);
+    await page.click('[data-action="next"]');
+    await count(page.locator('[data-object-name^="page-"]'), 2);
+    await page.fill('input[name=fieldSelector]', 'spec.name=P3');
+    await page.click('[data-action="filter"]');
+    await count(page.locator('[data-object-name^="page-"]'), 1);
+    await visible(page.locator('[data-object-name="page-03"]'));
+  });
+
+  it('roles page: templates grouped by module and shown by display name with dependencies; hidden roles not listed', async () => {
+    await call(gw, 'POST', '/api/v1alpha1/roles', {
+      metadata: { name: 'secret-template', labels: { 'svc.run/role-template': 'true', 'svc.run/hidden': 'true' }, annotations: { 'rbac.authorization.svc.run/module': 'People' } },
+      rules: [],
+    });
+    const page = await browser.page();
+    await signIn(page, gw.url, ADMIN.username, ADMIN.password);
+    await page.click('a[data-route="roles"]');
+    const people = page.locator('[data-module="People"]');
+    await visible(people);
+    await visible(people.locator('[data-object-name="people-view-persons"]').getByText('View persons'));
+    await visible(people.locator('[data-object-name="people-manage-persons"] [data-field="dependencies"]').getByText('View persons'));
+    await visible(page.locator('[data-module="Users"] [data-object-name="system-users-manage"]').getByText('Manage users'));
+    for (const hidden of ['anonymous', 'authenticated', 'secret-template']) await count(page.locator(`[data-object-name="${hidden}"]`), 0);
+    await count(page.getByText('Anonymous', { exact: true }), 0);
+  });
+
+  it('users page: creates a user with roles and assigns more, written as RoleBindings', async () => {
+    const page = await browser.page();
+    await signIn(page, gw.url, ADMIN.username, ADMIN.password);
+    await page.click('a[data-route="users"]');
+    await page.click('[data-action="create"]');
+    await page.fill('[name="metadata.name"]', 'newbie');
+    await page.fill('[name="spec.displayName"]', 'New Bie');
+    await page.fill('[name="spec.email"]', 'newbie@example.test');
+    await page.fill('[name="spec.password"]', 'newbie-pass-1234');
+    await page.check('input[type=checkbox][value="people-view-persons"]');
+    await page.click('[data-action="save"]');
+    await visible(page.locator('[data-object-name="newbie"]'));
+    const bindings = async () =>
+      (await call(gw, 'GET', '/api/v1alpha1/rolebindings')).body.items
+        .filter((b: any) => b.subjects.some((s: any) => s.name === 'newbie'))
+        .map((b: any) => b.roleRef.name)
+        .sort();
+    expect(await bindings()).toEqual(['people-view-persons']);
+    const user = await call(gw, 'GET', '/api/v1alpha1/users/newbie');
+    expect(user.body.spec).toMatchObject({ displayName: 'New Bie', email: 'newbie@example.test' });
+
+    await page.click('[data-object-name="newbie"] [data-action="assign-roles"]');
+    await page.check('[data-object-name="newbie"] input[type=checkbox][value="system-roles-view"]');
+    await page.uncheck('[data-object-name="newbie"] input[type=checkbox][value="people-view-persons"]');
+    await page.click('[data-object-name="newbie"] [data-action="save"]');
+    await visible(page.locator('[data-object-name="newbie"] [data-field="roles"]').getByText('View roles'));
+    expect(await bindings()).toEqual(['system-roles-view']);
+
+    // The new user signs in and sees what the assigned role allows.
+    const newbie = await browser.page();
+    await signIn(newbie, gw.url, 'newbie', 'newbie-pass-1234');
+    await visible(newbie.locator('a[data-route="roles"]'));
+    await count(newbie.locator('a[data-route]'), 1);
+  });
+
+  it('plugins page: phase and enable/disable by merge patch, updated live', async () => {
+    const page = await browser.page();
+    await signIn(page, gw.url, ADMIN.username, ADMIN.password);
+    await page.click('a[data-route="plugins"]');
+    const crm = page.locator('[data-object-name="crm"]');
+    await visible(crm.locator('[data-field="phase"]').getByText('STARTED'));
+    await crm.locator('[data-action="disable"]').click();
+    await visible(crm.locator('[data-field="phase"]').getByText('STOPPED'));
+    expect((await call(gw, 'GET', '/apis/plugin.svc.run/v1alpha1/plugins/crm')).body.spec.enabled).toBe(false);
+    await crm.locator('[data-action="enable"]').click();
+    await visible(crm.locator('[data-field="phase"]').getByText('STARTED'));
+    // A change made elsewhere shows up without a reload.
+    await call(gw, 'PATCH', '/apis/plugin.svc.run/v1alpha1/plugins/crm', { spec: { enabled: false } }, { 'content-type': 'application/merge-patch+json' });
+    await visible(crm.locator('[data-field="phase"]').getByText('STOPPED'));
+    await call(gw, 'PATCH', '/apis/plugin.svc.run/v1alpha1/plugins/crm', { spec: { enabled: true } }, { 'content-type': 'application/merge-patch+json' });
+    await visible(crm.locator('[data-field="phase"]').getByText('STARTED'));
+  });
+
+  it('signing out revokes the token the console created', async () => {
+    const page = await browser.page();
+    await signIn(page, gw.url, 'viewer', USERS.viewer.password);
+    await visible(page.locator('a[data-route="persons"]'));
+    const token = await page.evaluate(() => sessionStorage.getItem('svc.console.token'));
+    expect(token).toBeTruthy();
+    expect((await call(gw, 'GET', PERSONS, undefined, { authorization: `Bearer ${token}` })).status).toBe(200);
+    await page.click('[data-action="sign-out"]');
+    await visible(page.locator('input[name=username]'));
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect((await call(gw, 'GET', PERSONS, undefined, { authorization: `Bearer ${token}` })).status).toBe(401);
+  });
+});
