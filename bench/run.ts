@@ -3,7 +3,9 @@
  * and watch delivery (issue 10, bench/lib/watch-bench.ts; BENCH_WATCH=only runs it alone); with
  * BENCH_FEED_HISTORY=on|only, embedded write throughput with an empty change log vs after 100,000
  * prior writes (bench/lib/feed-history-bench.ts); with BENCH_OPS=on|only, REST get and create with
- * metrics, the request log and the audit log on vs off (bench/lib/ops-bench.ts).
+ * metrics, the request log and the audit log on vs off (bench/lib/ops-bench.ts); with
+ * BENCH_PARSE=on|only (`--parse=only`), the gateway beside Parse Server 9.10 on FerretDB and on
+ * PostgreSQL (bench/lib/parse-bench.ts).
  *
  * For each store (embedded SQLite; MongoDB = MONGODB_URL or a throw-away FerretDB from
  * scripts/ferretdb.ts) and each size (ascending, grown in place):
@@ -61,6 +63,7 @@ import { benchFeedHistory, type FeedHistoryResult } from './lib/feed-history-ben
 import { benchOps, type OpsBenchResult } from './lib/ops-bench.js';
 import { BENCH_USER, BENCH_USER_PASSWORD, RBAC_BINDINGS, RBAC_ROLES, seedRbac } from './lib/rbac-seed.js';
 import { measureAuthPath, type MicroResult } from './lib/rbac-micro.js';
+import { benchParse, parseReport, type PeerOptions, type PeerResult } from './lib/parse-bench.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PLUGINS_DIR = join(repoRoot, 'plugins');
@@ -748,19 +751,39 @@ async function main(): Promise<void> {
   console.log(`machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, ${m.os}`);
   console.log(`node ${m.node}, SQLite ${m.sqlite}, load average at start ${m.loadavg}`);
   console.log(`gateway code: ${m.code}; children run with NODE_ENV=${process.env.NODE_ENV ?? 'production'}`);
-  console.log(
-    `stores ${o.stores.join(', ')}; sizes ${o.sizes.join(', ')}; concurrency ${o.concurrency}; ${o.rounds} rounds × up to ${o.requests} requests` +
-      `${o.quick ? ' (quick mode defaults)' : ''}`,
-  );
+  if (o.parse === 'only') {
+    console.log(`gateway vs Parse Server: ${o.parseStores.join(', ')}; sizes ${o.parseSizes.join(', ')}; concurrency ${o.concurrency}; ${o.rounds} rounds`);
+  } else {
+    console.log(
+      `stores ${o.stores.join(', ')}; sizes ${o.sizes.join(', ')}; concurrency ${o.concurrency}; ${o.rounds} rounds × up to ${o.requests} requests` +
+        `${o.quick ? ' (quick mode defaults)' : ''}`,
+    );
+  }
   const started = performance.now();
   const results: StoreResult[] = [];
-  const feedOnly = o.feedHistory === 'only' || o.ops === 'only';
-  if (o.watch !== 'only' && !feedOnly) for (const kind of o.stores) results.push(await benchStore(o, kind));
+  const alone = [o.feedHistory, o.ops, o.parse].filter((m) => m === 'only').length > 0;
+  if (o.watch !== 'only' && !alone) for (const kind of o.stores) results.push(await benchStore(o, kind));
   const watched: WatchBenchResult[] = [];
-  if (o.watch !== 'off' && !feedOnly) for (const kind of o.stores) watched.push(await benchWatchStore(o, kind));
-  const feedHistory =
-    o.feedHistory !== 'off' && o.ops !== 'only' && o.stores.includes('embedded') ? await benchFeedHistoryStore() : undefined;
-  const ops = o.ops !== 'off' && (o.feedHistory !== 'only' || o.ops === 'only') ? await benchOpsStore(o) : undefined;
+  if (o.watch !== 'off' && !alone) for (const kind of o.stores) watched.push(await benchWatchStore(o, kind));
+  const runs = (mode: 'on' | 'off' | 'only') => mode === 'only' || (mode === 'on' && !alone);
+  const feedHistory = runs(o.feedHistory) && o.stores.includes('embedded') ? await benchFeedHistoryStore() : undefined;
+  const ops = runs(o.ops) ? await benchOpsStore(o) : undefined;
+  const peerOptions: PeerOptions = {
+    sizes: o.parseSizes,
+    pairs: o.parseStores,
+    concurrency: o.concurrency,
+    rounds: o.rounds,
+    requests: o.requests,
+    warmup: o.warmup,
+    maxSeconds: o.parseMaxSeconds,
+    minRequests: o.minRequests,
+    creates: o.parseCreates,
+    pageSize: o.pageSize,
+    pluginsDir: PLUGINS_DIR,
+    adminPassword: ADMIN_PASSWORD,
+    onCleanup: (f) => void cleanups.push(f),
+  };
+  const peers: PeerResult[] = runs(o.parse) ? await benchParse(peerOptions) : [];
   console.log('\n=== results ===');
   console.log(`machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, node ${m.node}, SQLite ${m.sqlite}, ${m.os}`);
   const end = machineInfo();
@@ -770,6 +793,7 @@ async function main(): Promise<void> {
   if (watched.length) console.log(watchReport(o, watched));
   if (feedHistory) console.log(feedHistoryReport(feedHistory));
   if (ops) console.log(opsReport(o, ops));
+  if (peers.length) console.log(parseReport(peerOptions, peers));
   console.log(`\ntotal time ${fmt((performance.now() - started) / 1000)} s`);
 }
 

@@ -109,7 +109,8 @@ function parseLabels(text) {
  * onDone(saved), onCancel().
  */
 export function SchemaForm({ route, object, onDone, onCancel }) {
-  const fields = fieldsOf(route.schema.properties?.spec || {}, route.schema, 'spec', 0, (route.schema.required || []).includes('spec'));
+  const schema = route.schema || {};
+  const fields = schema.properties && schema.properties.spec ? fieldsOf(schema.properties.spec, schema, 'spec', 0, (schema.required || []).includes('spec')) : [];
   const [values, setValues] = useState(() => {
     const v = { 'metadata.name': object ? object.metadata.name : '', 'metadata.labels': labelsText(object && object.metadata.labels) };
     for (const f of fields) v[f.path] = display(f, object ? getPath(object, f.path) : undefined);

@@ -16,12 +16,12 @@ export interface Config {
   adminUsername: string;
   adminPassword?: string;
   logLevel: string;
+  /** Origins allowed by CORS (SVC_CORS_ORIGINS); none when empty or unset. */
+  corsOrigins?: string[];
   /** SVC_AUDIT_LOG: the audit log file (`-`: stdout); unset: no audit log (CONTRACT §10). */
   auditLog?: string;
   /** SVC_AUDIT_POLICY: a YAML audit policy (levels None and Metadata per resource). */
   auditPolicy?: string;
-  /** Origins allowed by CORS (SVC_CORS_ORIGINS); none when empty or unset. */
-  corsOrigins?: string[];
 }
 
 /** A flag or value the gateway cannot start with; its message is one line for the operator. */
@@ -53,6 +53,7 @@ export const ENV_ONLY: ReadonlyArray<readonly [string, string, string]> = [
   ['SVC_AUDIT_LOG', 'unset: no audit log', 'audit log file, - for stdout'],
   ['SVC_AUDIT_POLICY', 'unset: Metadata for every audited request', 'YAML audit policy (levels None and Metadata per resource)'],
   ['SVC_CORS_ORIGINS', 'unset: CORS off', 'comma-separated origins allowed by CORS'],
+  ['OTEL_EXPORTER_OTLP_ENDPOINT', 'unset: no tracing', 'OTLP/HTTP endpoint traces are exported to (README "Traces")'],
   ...(Object.entries(LIMIT_ENV) as Array<[keyof typeof LIMITS, string]>).map(
     ([key, name]) => [name, String(LIMITS[key]), 'limit, see README "Limits"'] as const,
   ),

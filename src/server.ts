@@ -33,6 +33,7 @@ import { createEmbeddedStore } from './store/embedded/index.js';
 import { createMongoStore } from './store/mongo/index.js';
 import type { Store } from './store/types.js';
 import { withDeadline } from './store/deadline.js';
+import { startTracing, tracedStore } from './ops/tracing.js';
 import { guardServer } from './http/guard.js';
 import { refuseBadUpgrade } from './http/upgrade.js';
 import { browserPolicy } from './http/browser.js';
@@ -158,7 +159,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
           })),
         );
   const limits = resolveLimits(process.env, options.limits);
-  const deadlined = withDeadline(await openCheckedStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs);
+  // Before anything traced is built: OTel is imported only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  const stopTracing = await startTracing(process.env, log);
+  const deadlined = tracedStore(withDeadline(await openCheckedStore(config, limits.storeTimeoutMs), limits.storeTimeoutMs));
   const store = metrics ? withStoreMetrics(deadlined, (kind, op, s) => metrics.storeOperation(kind, op, s)) : deadlined;
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
@@ -284,6 +287,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     registry,
     graphql,
     graphiqlPage: pages.graphiql,
+    // The console's files are public (its sign-in page loads first); its API calls are not.
+    publicFiles: consoleServer(),
     publicEndpoints: new Map<string, PublicEndpoint>([
       ['/healthz', health],
       ...pages.endpoints,
@@ -301,13 +306,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
 
   const browser = browserPolicy(config.corsOrigins ?? []);
-  // The console's files are public (its sign-in page loads first); its API calls are not.
-  const consoleFiles = consoleServer();
   const server = createServer((req, res) => {
-    if (browser.apply(req, res)) return;
-    const pathname = (req.url ?? '/').split('?')[0]!;
-    if (consoleFiles.owns(pathname)) return consoleFiles.serve(req, res, pathname);
-    void pipeline.handle(req, res);
+    if (!browser.apply(req, res)) void pipeline.handle(req, res);
   });
   guardServer(server, limits);
   server.on('upgrade', (req, socket, head) => void (refuseBadUpgrade(req, socket) || pipeline.upgrade(req, socket, head)));
@@ -326,6 +326,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
       await store.close();
       metrics?.close();
       audit?.close();
+      await stopTracing();
     })());
 
   try {

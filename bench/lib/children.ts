@@ -15,7 +15,7 @@ export const CHILD_CONFIG_ENV = 'SVC_BENCH_CHILD_CONFIG';
 const libDir = dirname(fileURLToPath(import.meta.url));
 
 export type ChildMessage =
-  | { type: 'ready'; url: string }
+  | { type: 'ready'; url: string; [extra: string]: unknown }
   | { type: 'error'; message: string }
   | { type: 'mem'; mem: NodeJS.MemoryUsage };
 
@@ -43,6 +43,8 @@ export class BenchChild {
     readonly name: string,
     readonly proc: ChildProcess,
     readonly url: string,
+    /** The child's `ready` message (a child may add fields to it). */
+    readonly ready: Record<string, unknown> = {},
   ) {}
 
   /**
@@ -59,12 +61,12 @@ export class BenchChild {
     live.add(proc);
     proc.once('exit', () => live.delete(proc));
     try {
-      const url = await new Promise<string>((resolve, reject) => {
+      const ready = await new Promise<Extract<ChildMessage, { type: 'ready' }>>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`${name} did not start within ${timeoutMs} ms`)), timeoutMs);
         proc.on('message', (m: ChildMessage) => {
           if (m.type === 'ready') {
             clearTimeout(timer);
-            resolve(m.url);
+            resolve(m);
           } else if (m.type === 'error') {
             clearTimeout(timer);
             reject(new Error(`${name} failed to start: ${m.message}`));
@@ -75,7 +77,7 @@ export class BenchChild {
           reject(new Error(`${name} exited with ${signal ?? code} before it was ready`));
         });
       });
-      return new BenchChild(name, proc, url);
+      return new BenchChild(name, proc, ready.url, ready);
     } catch (e) {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
       throw e;

@@ -1,13 +1,13 @@
 /**
  * A small closed-loop load generator on node:http with a keep-alive agent: `concurrency`
  * workers each send one request at a time until `requests` have been sent. Every response
- * body is read completely; a status other than 200 counts as an error.
+ * body is read completely; a status other than 200 (or `okStatus`) counts as an error.
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 export interface RequestSpec {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   body?: string;
 }
@@ -18,6 +18,10 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   /** Stop starting new requests after this many ms (warm-up only); `requests` is then a maximum. */
   deadlineMs?: number;
+  /** The status that counts as success (default 200; 201 for creates). */
+  okStatus?: number;
+  /** Called with the index and status of each request that failed (status 0: no response). */
+  onError?: (i: number, status: number) => void;
 }
 
 export interface LoadResult {
@@ -105,12 +109,14 @@ export async function runLoad(client: HttpClient, make: (i: number) => RequestSp
       try {
         const r = await client.request(spec, options.headers);
         bytes += r.body.length;
-        if (r.status !== 200) {
+        if (r.status !== (options.okStatus ?? 200)) {
           errors++;
+          options.onError?.(i, r.status);
           firstError ??= `${spec.method} ${spec.path} → ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`;
         }
       } catch (e) {
         errors++;
+        options.onError?.(i, 0);
         firstError ??= `${spec.method} ${spec.path}: ${(e as Error).message}`;
       }
       latencies[i] = performance.now() - t0;

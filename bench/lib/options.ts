@@ -49,6 +49,16 @@ export interface BenchOptions {
    * (only), or not (off, the default).
    */
   ops: 'on' | 'off' | 'only';
+  /**
+   * Parse Server as a peer (bench/lib/parse-bench.ts): after everything else (on), alone (only),
+   * or not (off, the default; it installs bench/parse on first use).
+   */
+  parse: 'on' | 'off' | 'only';
+  parseSizes: number[];
+  /** mongodb: both on FerretDB; embedded: the embedded store vs Parse on PostgreSQL. */
+  parseStores: ('mongodb' | 'embedded')[];
+  parseMaxSeconds: number;
+  parseCreates: number;
 }
 
 const HELP = `npm run bench [-- options]   (each option also as an environment variable)
@@ -74,6 +84,11 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --no-watch-deflate           BENCH_WATCH_DEFLATE=0  watch benchmark: watchers do not offer permessage-deflate (browsers do)
   --feed-history=off|on|only   BENCH_FEED_HISTORY     embedded: create throughput, empty change log vs after 100,000 prior writes (~1 min; default off; only = alone)
   --ops=off|on|only            BENCH_OPS              embedded: REST get/create with metrics + request log + audit log on ÷ all off (~1 min; default off; only = alone)
+  --parse=off|on|only          BENCH_PARSE            gateway vs Parse Server 9.10 (installs bench/parse on first use; default off; only = alone)
+  --parse-sizes=1000,20000     BENCH_PARSE_SIZES      object counts of the Parse comparison, ascending; grown in place
+  --parse-stores=mongodb,embedded BENCH_PARSE_STORES  mongodb: both on FerretDB; embedded: embedded store vs Parse on PostgreSQL
+  --parse-max-seconds=8        BENCH_PARSE_MAX_SECONDS time budget per measured run of the Parse comparison
+  --parse-creates=400          BENCH_PARSE_CREATES    creates per run and side in its create scenario
   --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon
 `;
 
@@ -110,6 +125,11 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
       'no-watch-deflate': { type: 'boolean' },
       'feed-history': { type: 'string' },
       ops: { type: 'string' },
+      parse: { type: 'string' },
+      'parse-sizes': { type: 'string' },
+      'parse-stores': { type: 'string' },
+      'parse-max-seconds': { type: 'string' },
+      'parse-creates': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -156,7 +176,25 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     watchDeflate: !(values['no-watch-deflate'] ?? env.BENCH_WATCH_DEFLATE === '0'),
     feedHistory: mode('BENCH_FEED_HISTORY', get('feed-history', 'BENCH_FEED_HISTORY', 'off')),
     ops: mode('BENCH_OPS', get('ops', 'BENCH_OPS', 'off')),
+    parse: mode('BENCH_PARSE', get('parse', 'BENCH_PARSE', 'off')),
+    parseSizes: [
+      ...new Set(
+        get('parse-sizes', 'BENCH_PARSE_SIZES', '1000,20000')
+          .split(',')
+          .map((x) => int('BENCH_PARSE_SIZES', x.trim().replace(/_/g, '')))
+          .sort((a, b) => a - b),
+      ),
+    ],
+    parseStores: parseStores(get('parse-stores', 'BENCH_PARSE_STORES', 'mongodb,embedded')),
+    parseMaxSeconds: Number(get('parse-max-seconds', 'BENCH_PARSE_MAX_SECONDS', '8')),
+    parseCreates: int('BENCH_PARSE_CREATES', get('parse-creates', 'BENCH_PARSE_CREATES', '400')),
   };
+}
+
+function parseStores(v: string): ('mongodb' | 'embedded')[] {
+  const out = v.split(',').map((x) => x.trim()).filter(Boolean);
+  for (const x of out) if (x !== 'mongodb' && x !== 'embedded') throw new Error(`BENCH_PARSE_STORES: unknown "${x}" (mongodb, embedded)`);
+  return out as ('mongodb' | 'embedded')[];
 }
 
 function watchMode(v: string): 'on' | 'off' | 'only' {

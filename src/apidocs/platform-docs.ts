@@ -1,7 +1,8 @@
 /**
  * The routes the platform serves itself (http/platform-routes.ts), described for the OpenAPI
  * documents like a plugin describes its custom routes: personal access tokens (CONTRACT §2) and
- * the permissions of a user (CONTRACT §6). Listed only for callers allowed on them.
+ * the permissions of a user (CONTRACT §6) and the console's plugin routes (CONTRACT §9). Listed
+ * only for callers allowed on them.
  */
 import { TOKEN_GROUP, TOKEN_RESOURCE, TOKEN_VERSION } from '../auth/tokens.js';
 import { CONSOLE_GROUP } from '../rbac/builtin-roles.js';
@@ -110,6 +111,48 @@ export const PLATFORM_ROUTES: DocumentedRoute[] = [
           }),
         },
         ...problem('404', 'NotFound'),
+      },
+    },
+  },
+  {
+    plugin: '',
+    method: 'GET',
+    segments: ['apis', CONSOLE_GROUP, 'v1alpha1', 'routes'],
+    openapi: {
+      operationId: 'listConsoleRoutes',
+      summary: "The console routes of the started plugins (their manifests' spec.console.routes)",
+      description:
+        'Routes whose model the caller may list come with the model and its JSON Schema; routes whose UI permissions the caller holds without that right come with `schema: null`; others are left out.',
+      tags: ['console'],
+      responses: {
+        '200': {
+          description: 'The routes.',
+          content: json({
+            type: 'object',
+            required: ['items'],
+            properties: {
+              items: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['plugin', 'name', 'title', 'resource', 'permissions', 'managePermissions', 'group', 'version', 'kind', 'schema'],
+                  properties: {
+                    plugin: { type: 'string' },
+                    name: { type: 'string' },
+                    title: { type: 'string' },
+                    resource: { type: 'string', description: "The model's plural." },
+                    permissions: { type: 'array', items: { type: 'string' } },
+                    managePermissions: { type: 'array', items: { type: 'string' } },
+                    group: { type: 'string' },
+                    version: { type: 'string' },
+                    kind: { type: 'string' },
+                    schema: { type: ['object', 'null'], description: "The model's JSON Schema." },
+                  },
+                },
+              },
+            },
+          }),
+        },
       },
     },
   },

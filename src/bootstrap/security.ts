@@ -15,15 +15,16 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { verifyPassword } from '../auth/password.js';
-import { Conflict } from '../errors/index.js';
+import { Conflict, NotFound } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import type { ModelEntry } from '../operations/types.js';
-import { BUILTIN_ROLES } from '../rbac/builtin-roles.js';
-import { SUPER_ROLE } from '../rbac/resolve.js';
+import { BUILTIN_ROLES, type BuiltinRole } from '../rbac/builtin-roles.js';
+import { ANNOTATION_DEPENDENCIES, ANNOTATION_UI_PERMISSIONS, SUPER_ROLE } from '../rbac/resolve.js';
 import { systemContext } from '../rbac/system.js';
 import { compileModel } from '../registry/compile.js';
 import { checkObjectName } from '../registry/metadata.js';
 import type { Registry } from '../registry/registry.js';
+import type { ApiObject } from '../store/object.js';
 import { isStoreError } from '../store/errors.js';
 import type { ModelStore, Store } from '../store/types.js';
 
@@ -52,9 +53,61 @@ async function ensure(entry: ModelEntry, body: { metadata: { name: string } } & 
   }
 }
 
+/**
+ * A built-in role stored by an earlier version is brought up to date on start, as Kubernetes
+ * reconciles its bootstrap roles: rules the built-in definition has and the stored role lacks are
+ * added (rules someone added are kept), the built-in labels and annotations are set, and the
+ * JSON-array annotations (UI permissions, dependencies) become the union of both. An operator opts
+ * a role out with the annotation `rbac.authorization.svc.run/autoupdate: "false"`.
+ */
+export const ANNOTATION_AUTOUPDATE = 'rbac.authorization.svc.run/autoupdate';
+const UNION_ANNOTATIONS = new Set([ANNOTATION_UI_PERMISSIONS, ANNOTATION_DEPENDENCIES]);
+
+function parseList(text: string | undefined): string[] {
+  try {
+    const v: unknown = text === undefined ? [] : JSON.parse(text);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The stored role with what the built-in definition adds, or undefined when nothing is missing. */
+export function reconcileRole(stored: ApiObject, builtin: BuiltinRole): ApiObject | undefined {
+  const meta = stored.metadata;
+  if (meta.annotations?.[ANNOTATION_AUTOUPDATE] === 'false') return undefined;
+  const storedRules = ((stored as { rules?: unknown[] }).rules ?? []) as unknown[];
+  const rules = [...storedRules];
+  const have = new Set(rules.map((r) => JSON.stringify(r)));
+  for (const rule of builtin.rules) if (!have.has(JSON.stringify(rule))) rules.push(structuredClone(rule));
+  const labels = { ...meta.labels, ...builtin.metadata.labels };
+  const annotations: Record<string, string> = { ...meta.annotations };
+  for (const [key, value] of Object.entries(builtin.metadata.annotations)) {
+    if (!UNION_ANNOTATIONS.has(key)) annotations[key] = value;
+    else annotations[key] = JSON.stringify([...new Set([...parseList(annotations[key]), ...parseList(value)])]);
+  }
+  const next = { ...stored, metadata: { ...meta, labels, annotations }, rules } as ApiObject;
+  const same =
+    rules.length === storedRules.length &&
+    JSON.stringify(labels) === JSON.stringify({ ...meta.labels }) &&
+    JSON.stringify(annotations) === JSON.stringify({ ...meta.annotations });
+  return same ? undefined : next;
+}
+
 export async function ensureBuiltinRoles(registry: Registry): Promise<void> {
   const roles = platform(registry, 'roles');
-  for (const role of BUILTIN_ROLES) await ensure(roles, { apiVersion: 'v1alpha1', kind: 'Role', ...structuredClone(role) });
+  for (const role of BUILTIN_ROLES) {
+    if (await ensure(roles, { apiVersion: 'v1alpha1', kind: 'Role', ...structuredClone(role) })) continue;
+    const stored = await roles.store.get(role.metadata.name);
+    const next = stored && reconcileRole(stored, role);
+    if (!next) continue;
+    try {
+      await ops.updateObject(systemContext('bootstrap'), roles, role.metadata.name, next);
+    } catch (e) {
+      // Another gateway reconciled it first (or it was deleted meanwhile): its next start retries.
+      if (!(e instanceof Conflict) && !(e instanceof NotFound)) throw e;
+    }
+  }
 }
 
 /** The recorded generated password of `username`, recording `fresh` when there is none yet. */

@@ -2,14 +2,15 @@
  * `@auth`: the RBAC check of a generated field, declared in SDL and placed on every model
  * field by build-schema.ts. `applyAuthDirective` wraps each such field's `resolve` (queries,
  * mutations) or `subscribe` (subscriptions: checked once, before the stream opens) with a call
- * to the request's Authorizer; a denial is a FORBIDDEN error and the resolver never runs.
+ * to the request's Authorizer; a denial is an UNAUTHENTICATED (anonymous caller) or FORBIDDEN
+ * error and the resolver never runs.
  * Being the outermost wrapper of every generated field, it also turns ApiErrors into GraphQL
  * errors (errors.ts).
  */
 import { buildSchema, defaultFieldResolver, type GraphQLDirective, type GraphQLSchema } from 'graphql';
 import { getDirective, MapperKind, mapSchema } from '@graphql-tools/utils';
-import { Forbidden, toApiError } from '../errors/index.js';
-import { deniedMessage, preauthorized, type Attributes } from '../rbac/authorizer.js';
+import { toApiError } from '../errors/index.js';
+import { denial, preauthorized, type Attributes } from '../rbac/authorizer.js';
 import type { GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
 
@@ -61,7 +62,7 @@ function attributesFor(spec: AuthSpec, args: Record<string, unknown>, ctx: Graph
 async function check(spec: AuthSpec, args: Record<string, unknown>, ctx: GraphQLContext): Promise<GraphQLContext> {
   const attrs = attributesFor(spec, args, ctx);
   const decision = await ctx.authorizer.authorize(attrs);
-  if (!decision.allowed && !(spec.verb === 'watch' && decision.names?.size)) throw new Forbidden(deniedMessage(attrs));
+  if (!decision.allowed && !(spec.verb === 'watch' && decision.names?.size)) throw denial(attrs);
   return { ...ctx, authorizer: preauthorized(attrs, decision, ctx.authorizer) };
 }
 

@@ -35,6 +35,7 @@ import { maxAliasesRule, maxDepthRule, type Limits } from './limits.js';
 import { readBody as readLimitedBody } from '../http/read-body.js';
 import { textDepth } from '../json/depth.js';
 import { LIMITS } from '../limits.js';
+import { traceOperation } from '../ops/tracing.js';
 
 /** Bodies above this get 413 (yoga itself sets no limit). */
 export const MAX_BODY_BYTES = LIMITS.bodyBytes;
@@ -254,15 +255,17 @@ export function createFastPath(deps: FastPathDeps): FastPath {
         compiled = c && isCompiledQuery(c) ? c : null;
         prepared.compiled.set(name, compiled);
       }
-      const result = compiled
-        ? await compiled.query(undefined, contextValue, (variables ?? {}) as Record<string, unknown>)
-        : await execute({
-            schema,
-            document: prepared.document,
-            contextValue,
-            variableValues: variables as Record<string, unknown> | undefined,
-            operationName: name,
-          });
+      const result = await traceOperation(operation.operation, name ?? operation.name?.value, async () =>
+        compiled
+          ? await compiled.query(undefined, contextValue, (variables ?? {}) as Record<string, unknown>)
+          : await execute({
+              schema,
+              document: prepared.document,
+              contextValue,
+              variableValues: variables as Record<string, unknown> | undefined,
+              operationName: name,
+            }),
+      );
       if (!('data' in result) || result.data === undefined) {
         // Variable coercion failed before execution: nothing ran, yoga reports it with its status.
         return { handled: false, body };

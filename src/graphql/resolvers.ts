@@ -118,7 +118,7 @@ export function modelResolvers(
       resolve(event): WatchPayload {
         if (event.type === 'ERROR') {
           const { code, message } = event.object as { code?: number; message?: string };
-          const codes: Record<number, ErrorCode> = { 403: 'FORBIDDEN', 410: 'GONE', 400: 'BAD_REQUEST', 404: 'NOT_FOUND' };
+          const codes: Record<number, ErrorCode> = { 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 410: 'GONE', 400: 'BAD_REQUEST', 404: 'NOT_FOUND' };
           throw graphQLError(message ?? 'The watch failed.', codes[code ?? 0] ?? 'UNAVAILABLE');
         }
         const object = event.type === 'BOOKMARK' ? null : (event.object as ApiObject);

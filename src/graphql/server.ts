@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { getOperationAST, GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
+import { tracedGraphQL } from '../ops/tracing.js';
 import { useServer } from 'graphql-ws/use/ws';
 import type { WebSocket } from 'ws';
 import type { Authenticate } from '../auth/authenticate.js';
@@ -23,8 +24,8 @@ import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { createFastPath, replay } from './fast-path.js';
 import { guardSends } from '../http/send-guard.js';
 import { boundedWebSocketServer } from '../http/websocket.js';
-import type { FieldOutcome } from '../ops/observer.js';
 import { upgradeAuthorization } from '../http/browser.js';
+import type { FieldOutcome } from '../ops/observer.js';
 
 const REBUILD_DELAY_MS = 20;
 
@@ -232,7 +233,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     logging: options.logging ?? true,
     maskedErrors: { maskError: (error) => maskError(error), isDev: false },
     parserAndValidationCache: true,
-    plugins: [useCurrentSchema(holder), useLimits(limits), ...(observe ? [useOperationCount(observe)] : [])],
+    plugins: [useCurrentSchema(holder), useLimits(limits), ...(observe ? [useOperationCount(observe)] : []), ...tracedGraphQL()],
     context: async (initial): Promise<GraphQLContext> => {
       // WebSocket operations arrive with the caller resolved at connection time.
       const known = (initial as { caller?: Caller }).caller;

@@ -10,7 +10,10 @@
  *  - WebSocket credentials: a browser cannot set `Authorization` on a WebSocket, so a watch may
  *    carry a personal access token as a sub-protocol,
  *    `base64url.bearer.authorization.svc.run.<base64url(token)>` (Kubernetes does the same with
- *    `base64url.bearer.authorization.k8s.io.`). The server never echoes that protocol back.
+ *    `base64url.bearer.authorization.k8s.io.`). When the client offers another protocol too, the
+ *    server echoes that one; offered alone, the token protocol is echoed back to the same client,
+ *    because a browser (and RFC 6455 clients such as ws) fail a handshake that selects none of the
+ *    protocols they offered. It goes nowhere else: never into a log line or another response.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Unauthenticated } from '../errors/index.js';
@@ -144,8 +147,13 @@ export function upgradeAuthorization(req: IncomingMessage): string | undefined {
   return `Bearer ${token}`;
 }
 
-/** ws `handleProtocols` for watches: the first offered protocol that is not a token, or none. */
+/**
+ * ws `handleProtocols` for watches: the first offered protocol that is not a token; the token
+ * protocol itself when it is the only one offered (else the client fails the handshake); none when
+ * none was offered.
+ */
 export function pickProtocol(protocols: Set<string>): string | false {
   for (const p of protocols) if (!p.startsWith(TOKEN_PROTOCOL_PREFIX)) return p;
+  if (protocols.size === 1) return [...protocols][0]!;
   return false;
 }

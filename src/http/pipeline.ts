@@ -19,6 +19,7 @@ import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../
 import type { Registry } from '../registry/registry.js';
 import type { PublicEndpoint } from '../ops/health.js';
 import type { Observation, RequestObserver } from '../ops/observer.js';
+import { tracedDoors } from '../ops/tracing.js';
 import { COLLECTION_GET_PARAMS, GRAPHQL_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/requestinfo.js';
 import { resolveEntry } from '../rest/handler.js';
@@ -46,6 +47,8 @@ export interface PipelineDeps {
   graphiqlPage?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** Paths served to everyone, before authentication (e.g. /healthz), with the query parameters each accepts. */
   publicEndpoints: ReadonlyMap<string, PublicEndpoint>;
+  /** A public tree of files (the console at /console/: console/serve.ts), served before authentication. */
+  publicFiles?: { owns(pathname: string): boolean; serve(req: IncomingMessage, res: ServerResponse, pathname: string): void };
   log: Logger;
   /** Told of every request at its start (metrics, audit and request log: ops/observer.ts). */
   observer?: RequestObserver;
@@ -83,11 +86,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     target: RequestTarget,
     watch: boolean,
     seen?: Observation,
-    authorization = req.headers.authorization,
+    authorization: () => string | undefined = () => req.headers.authorization,
   ): Promise<RouteContext> {
     const info = parseRequestInfo(method, target.pathname, { watch });
     if (seen) seen.info = info;
-    const caller = await authenticate(authorization, { address: req.socket.remoteAddress });
+    const caller = await authenticate(authorization(), { address: req.socket.remoteAddress });
     if (seen) seen.caller = caller;
     const attrs = attributesOf(caller, info);
     let decision = await authorizer.authorize(attrs);
@@ -111,6 +114,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (open) {
         rejectUnknownParams(target.searchParams, open.params ?? NO_PARAMS);
         return await open(req, res);
+      }
+      if (deps.publicFiles?.owns(target.pathname)) {
+        rejectUnknownParams(target.searchParams, NO_PARAMS);
+        return deps.publicFiles.serve(req, res, target.pathname);
       }
       if (target.pathname === GRAPHQL_PATH) {
         rejectUnknownParams(target.searchParams, GRAPHQL_PARAMS);
@@ -138,7 +145,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     try {
       if (draining) throw new Unavailable('the server is shutting down');
       // A browser's watch may carry its token as a sub-protocol (http/browser.ts).
-      const rc = await admitRequest(req, 'GET', target, true, seen, upgradeAuthorization(req));
+      const rc = await admitRequest(req, 'GET', target, true, seen, () => upgradeAuthorization(req));
       if (!rc.info.isResourceRequest || rc.info.name) throw new NotFound(`no watch endpoint at ${target.pathname}`);
       const entry = resolveEntry(deps.registry, rc.info);
       rejectUnknownParams(target.searchParams, COLLECTION_GET_PARAMS);
@@ -153,7 +160,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }
   }
 
-  return {
+  return tracedDoors({
     handle,
     upgrade,
     endWatches() {
@@ -165,5 +172,5 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       for (const ws of watchSockets.clients) ws.terminate();
       watchSockets.close();
     },
-  };
+  });
 }

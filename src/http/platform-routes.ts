@@ -6,8 +6,9 @@
  *   - permissions (CONTRACT §6) at /apis/api.console.svc.run/v1alpha1/users/-/permissions:
  *     `{roles, uiPermissions}` of the caller (`-`) or of a named user;
  *   - console routes at /apis/api.console.svc.run/v1alpha1/routes: the `spec.console.routes` of
- *     the started plugins with their model (group, version, kind, JSON Schema), only those whose
- *     model the caller may `list` (the console builds its menu and forms from them).
+ *     the started plugins with their model (group, version, kind, JSON Schema): those whose model
+ *     the caller may `list`, and, without the schema, those whose UI permissions the caller holds
+ *     (the console builds its menu and forms from them).
  * Like every route they run after authorization; the built-in roles grant them (builtin-roles.ts).
  */
 import type { Caller } from '../auth/identity.js';
@@ -76,6 +77,7 @@ export function platformRoutes(deps: PlatformDeps): (info: RequestInfo) => Route
     if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowed(`${req.method} is not allowed on console routes`, ['GET']);
     if (info.name || info.subresource) throw new NotFound('console routes are listed as a whole');
     const items: ConsoleRouteView[] = [];
+    let ui: Set<string> | undefined;
     for (const r of deps.consoleRoutes?.() ?? []) {
       const attrs = {
         caller,
@@ -88,7 +90,15 @@ export function platformRoutes(deps: PlatformDeps): (info: RequestInfo) => Route
         name: '',
         path: '',
       };
-      if ((await operations.authorizer.authorize(attrs)).allowed) items.push(r);
+      if ((await operations.authorizer.authorize(attrs)).allowed) {
+        items.push(r);
+        continue;
+      }
+      // A route whose UI permissions the caller holds is listed for the menu, without the
+      // model's schema (which only those who may list the model read).
+      ui ??= new Set((await deps.describe(caller)).uiPermissions);
+      const holds = ui.has('*') || r.permissions.every((p) => ui!.has(p));
+      if (r.permissions.length > 0 && holds) items.push({ ...r, schema: null });
     }
     return sendJson(res, 200, { items });
   };

@@ -1,6 +1,6 @@
 /** Helpers every operation uses: authorization, store-error translation, reads. */
-import { Conflict, Forbidden, Gone, NotFound, Unavailable, VersionConflict } from '../errors/index.js';
-import { deniedMessage, type Attributes, type Decision } from '../rbac/authorizer.js';
+import { Conflict, Gone, NotFound, Unavailable, VersionConflict } from '../errors/index.js';
+import { denial, type Attributes, type Decision } from '../rbac/authorizer.js';
 import type { WriteVerb } from '../registry/hooks.js';
 import type { ApiObject } from '../registry/object.js';
 import { StoreError } from '../store/errors.js';
@@ -23,7 +23,7 @@ export function attributesFor(ctx: OperationContext, entry: ModelEntry, verb: st
 }
 
 /**
- * Asks the authorizer; throws Forbidden when it says no. Transports that already authorized the
+ * Asks the authorizer; throws Forbidden (Unauthenticated for an anonymous caller) when it says no. Transports that already authorized the
  * request pass an authorizer that answers it from that decision (rbac/authorizer.ts
  * `preauthorized`), so each request is decided once; every other caller is checked here.
  */
@@ -36,7 +36,7 @@ export async function authorize(
 ): Promise<Decision> {
   const attrs = attributesFor(ctx, entry, verb, name, subresource);
   const decision = await ctx.authorizer.authorize(attrs);
-  if (!decision.allowed) throw new Forbidden(deniedMessage(attrs));
+  if (!decision.allowed) throw denial(attrs);
   return decision;
 }
 
@@ -102,8 +102,9 @@ export async function readOrThrow(entry: ModelEntry, name: string): Promise<ApiO
 }
 
 /**
- * Writes a prepared successor of `old`: removes it when it is deleting with no finalizers left,
- * else compare-and-sets it against `old`'s version.
+ * Writes a prepared successor of `old`: removes it when it is deleting with no finalizers left
+ * (the DELETED change carrying `next`, deletionTimestamp set), else compare-and-sets it against
+ * `old`'s version.
  */
 export async function commit(entry: ModelEntry, old: ApiObject, next: ApiObject): Promise<ApiObject> {
   const name = old.metadata.name;
@@ -111,8 +112,9 @@ export async function commit(entry: ModelEntry, old: ApiObject, next: ApiObject)
   try {
     let result: ApiObject;
     if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
-      await entry.store.remove(name, expected);
-      result = next;
+      // The DELETED change carries this final state, prepared as a stored object would be.
+      result = await prepare(entry, next, old);
+      await entry.store.remove(name, expected, result);
     } else {
       result = await entry.store.update(await prepare(entry, next, old), expected);
     }

@@ -11,7 +11,8 @@
  *    selection is DELETED, entering it is ADDED, also for changes replayed on resume.
  *  - Without `resourceVersion`: ADDED for every current match, then every change after the
  *    list's position; changes the list already reflected are not repeated.
- *  - With it: only changes after it; an expired or unknown position ends with ERROR 410.
+ *  - With it: only changes after it; an expired or unknown position ends with ERROR 410, a
+ *    value that is not a position at all is refused by `prepareWatch` (400).
  *  - BOOKMARK every `bookmarkMs` with the latest position; the `watch` right is checked again
  *    every `recheckMs` (revoked → ERROR 403 and the end); a model that stops being served ends
  *    its streams with ERROR 410 (registry/open-watches.ts).
@@ -28,10 +29,11 @@
  * (`translateBatch`) and handed to `sink.sendBatch`. What stays per watcher: the resourceNames
  * restriction, the `known` reconciliation, the re-check, the sink.
  */
-import { ApiError, Forbidden, Gone, toApiError, Unavailable } from '../errors/index.js';
+import { ApiError, BadRequest, Forbidden, Gone, toApiError, Unavailable } from '../errors/index.js';
 import { matchesWhere } from '../query/plan.js';
-import { deniedMessage, liveAuthorizer } from '../rbac/authorizer.js';
+import { denial, liveAuthorizer } from '../rbac/authorizer.js';
 import type { ApiObject } from '../store/object.js';
+import { parsePosition } from '../store/feed/index.js';
 import type { ChangeEvent, FeedGate, WatchHints } from '../store/types.js';
 import { attributesFor, present, storeFailure } from './common.js';
 import { planList, runList } from './list.js';
@@ -232,14 +234,27 @@ async function authorizeWatch(ctx: OperationContext, entry: ModelEntry, live = f
   const decision = await (live ? liveAuthorizer(ctx.authorizer) : ctx.authorizer).authorize(attrs);
   if (decision.allowed) return undefined;
   if (decision.names?.size) return decision.names;
-  throw new Forbidden(deniedMessage(attrs));
+  throw denial(attrs);
 }
 
 export async function prepareWatch(ctx: OperationContext, entry: ModelEntry, opts: WatchOptions): Promise<PreparedWatch> {
   const only = await authorizeWatch(ctx, entry);
   // Validates selectors against the indexes exactly as list does (400 on bad input).
   const query = planList(entry, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+  checkResumePoint(opts.resourceVersion);
   return { start: (sink) => startWatch(ctx, entry, opts, query, only, sink), close: () => undefined };
+}
+
+/**
+ * A resume point that is not a position at all is the client's mistake (400); a well-formed one
+ * the feed no longer holds (or never held) ends the started watch with ERROR 410.
+ */
+function checkResumePoint(rv: string | undefined): void {
+  if (rv === undefined || rv === '' || parsePosition(rv) !== undefined) return;
+  const shown = rv.length > 40 ? `${rv.slice(0, 40)}…` : rv;
+  throw new BadRequest(
+    `resourceVersion "${shown}" is not a change-feed position; resume from the resourceVersion of a list or of an event`,
+  );
 }
 
 /** prepareWatch + start in one call, for callers that have nothing to accept in between. */

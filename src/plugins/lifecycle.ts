@@ -29,6 +29,7 @@ import { createModelClient, privilegedContext } from './model-client.js';
 import type { PluginContext } from './plugin-context.js';
 import { PLUGIN_KIND, PLUGIN_KIND_OPTIONS, type PluginPhase, type PluginStatus } from './plugin-kind.js';
 import { checkBundleObject, checkModelGroup, checkRoute, describeSource, PLUGIN_NAME_LABEL, routeGroups } from './rules.js';
+import { relativeToPlugin } from './reasons.js';
 
 /** How often, at most, index-build progress is written to the Plugin object. */
 const PROGRESS_WRITE_MS = 250;
@@ -250,8 +251,9 @@ export class PluginController {
     }
   }
 
-  private async fail(rt: Runtime, reason: string): Promise<void> {
-    this.opts.log.error({ plugin: rt.name, reason }, 'plugin failed');
+  private async fail(rt: Runtime, why: string): Promise<void> {
+    const reason = relativeToPlugin(rt.source.dir, why);
+    this.opts.log.error({ plugin: rt.name, dir: rt.source.dir, reason }, 'plugin failed');
     await this.setStatus(rt, { phase: 'FAILED', reason });
   }
 

@@ -7,8 +7,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiError, Forbidden, Internal } from '../errors/index.js';
-import { attributesOf, deniedMessage, type Authorizer, type Caller } from '../rbac/authorizer.js';
+import { ApiError, Internal } from '../errors/index.js';
+import { attributesOf, denial, type Authorizer, type Caller } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
 import type { RequestInfo } from '../request/requestinfo.js';
 import { sendFetchResponse, toFetchRequest, type RouteMatch } from './custom-routes.js';
@@ -29,7 +29,7 @@ export async function serveCustomRoute(req: IncomingMessage, res: ServerResponse
   const attrs = attributesOf(caller, info);
   const decision = await authorizer.authorize(attrs);
   if (!decision.allowed) {
-    throw new Forbidden(deniedMessage(attrs));
+    throw denial(attrs);
   }
   const log = o.log.child({ plugin });
   const request = toFetchRequest(req, `http://${req.headers.host ?? 'localhost'}`);
@@ -47,7 +47,10 @@ export async function serveCustomRoute(req: IncomingMessage, res: ServerResponse
   } catch (e) {
     // ApiErrors thrown by the client (403 from RBAC, 404, 409, 422…) keep their status.
     if (e instanceof ApiError) throw e;
-    log.error({ err: (e as Error).message }, 'custom route handler failed');
+    // Anything else is the plugin's bug: its stack goes to the log (pino's err serializer), the
+    // client gets a bare 500 problem+json (no message, no stack).
+    const route = `${o.route.route.method} /${o.route.route.segments.join('/')}`;
+    log.error({ err: e instanceof Error ? e : new Error(`non-Error thrown: ${String(e)}`), route }, 'custom route handler failed');
     throw new Internal();
   }
   try {

@@ -4,6 +4,7 @@
  * implementation the gateway runs.
  */
 import type { Caller } from '../auth/identity.js';
+import { Forbidden, Unauthenticated, type ApiError } from '../errors/index.js';
 import type { RequestInfo } from '../request/requestinfo.js';
 
 export type { Caller } from '../auth/identity.js';
@@ -92,6 +93,16 @@ export function attributesOf(caller: Caller, info: RequestInfo): Attributes {
     name: info.name,
     path: info.path,
   };
+}
+
+/**
+ * The error of a denied request, the same on every door (REST 401/403, GraphQL
+ * UNAUTHENTICATED/FORBIDDEN): an anonymous caller is asked to authenticate, an authenticated
+ * one is forbidden.
+ */
+export function denial(attrs: Attributes): ApiError {
+  const message = deniedMessage(attrs);
+  return attrs.caller.authenticated ? new Forbidden(message) : new Unauthenticated(`authentication required: ${message}`);
 }
 
 export function deniedMessage(attrs: Attributes): string {

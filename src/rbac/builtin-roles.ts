@@ -1,5 +1,6 @@
 /**
- * Built-in roles (SPEC.md "Built-in roles shown", CONTRACT §6), created on start when missing.
+ * Built-in roles (SPEC.md "Built-in roles shown", CONTRACT §6), created on start when missing and
+ * reconciled when stored by an earlier version (bootstrap/security.ts `reconcileRole`).
  * Plugins extend them through `aggregate-to-<role>` templates (the content plugin aggregates
  * its post templates into contributor, author, editor and post-manager); the rules below are
  * what each role means without any plugin.
@@ -130,11 +131,12 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
     [
       // Personal access tokens: each user creates, lists and revokes only their own.
       { apiGroups: [TOKEN_GROUP], resources: [TOKEN_RESOURCE], verbs: ['create', 'list', 'get', 'delete'] },
-      // The console's plugin routes: each user sees only those whose model they may list.
-      { apiGroups: [CONSOLE_GROUP], resources: ['routes'], verbs: ['list'] },
       // Discovery, the OpenAPI documents and the docs page (CONTRACT §8); each shows only what
       // the caller may read.
       { nonResourceURLs: API_REFERENCE_URLS, verbs: ['get', 'head'] },
+      // The console's plugin routes: each user sees those whose model they may list or whose UI
+      // permissions they hold.
+      { apiGroups: [CONSOLE_GROUP], resources: ['routes'], verbs: ['list'] },
     ],
     { hidden: true },
   ),

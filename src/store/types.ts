@@ -85,7 +85,8 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
  * One committed change of one model, as recorded in the model's change feed in the database.
  *  - ADDED: `object` is the created object; no `previous`.
  *  - MODIFIED: `object` is the new state, `previous` the state it replaced.
- *  - DELETED (final removal): `object` and `previous` are both the last stored state.
+ *  - DELETED (final removal): `object` and `previous` are both the object's final state: the
+ *    `final` passed to `remove` (deletionTimestamp set), else the last stored state.
  */
 export interface ChangeEvent {
   type: WatchEventType;
@@ -156,8 +157,12 @@ export interface ModelStore {
    * `expectedVersion` (atomic compare-and-set). Throws `NotFound`, `Conflict` or `UniqueViolation`.
    */
   update(obj: ApiObject, expectedVersion: number): Promise<ApiObject>;
-  /** Removes the object if its stored version equals `expectedVersion`. Throws `NotFound`/`Conflict`. */
-  remove(name: string, expectedVersion: number): Promise<void>;
+  /**
+   * Removes the object if its stored version equals `expectedVersion`. Throws `NotFound`/`Conflict`.
+   * `final` is the object as the delete leaves it (deletionTimestamp set); the DELETED change
+   * carries it (the last stored state when omitted).
+   */
+  remove(name: string, expectedVersion: number, final?: ApiObject): Promise<void>;
   list(query: StoreQuery): Promise<StoreListResult>;
   /**
    * The change-feed position now: every change at or before it is readable from the feed, and a

@@ -62,9 +62,12 @@ describe('console files', () => {
     expect((await call(gw, 'GET', '/console/assets/nothing.js', undefined, ANONYMOUSLY)).status).toBe(404);
     expect((await call(gw, 'GET', '/console/assets/..%2Fpackage.json', undefined, ANONYMOUSLY)).status).toBe(404);
     expect((await call(gw, 'POST', '/console/', '{}', ANONYMOUSLY)).status).toBe(405);
+    const param = await call(gw, 'GET', '/console/?lang=en', undefined, ANONYMOUSLY);
+    expect(param.status).toBe(400);
+    expect(param.body.detail).toContain('lang');
   });
 
-  it('lists plugin routes only to callers who may list their model', async () => {
+  it('lists plugin routes to callers who may list their model, or (without the schema) who hold their UI permissions', async () => {
     const admin = await call(gw, 'GET', ROUTES);
     expect(admin.status).toBe(200);
     expect(admin.body.items).toEqual([
@@ -74,6 +77,14 @@ describe('console files', () => {
     await createUser(gw, 'nobody', 'nobody-pass-1234');
     const none = await call(gw, 'GET', ROUTES, undefined, { authorization: basicAuth('nobody', 'nobody-pass-1234') });
     expect(none.body.items).toEqual([]);
+    // Holding the route's UI permissions without the right to list the model: listed for the menu, no schema.
+    await call(gw, 'POST', '/api/v1alpha1/roles', {
+      metadata: { name: 'people-menu-only', annotations: { 'rbac.authorization.svc.run/ui-permissions': '["plugin:people:view"]' } },
+      rules: [],
+    });
+    await createUser(gw, 'menuonly', 'menuonly-pass-1234', 'people-menu-only');
+    const menu = await call(gw, 'GET', ROUTES, undefined, { authorization: basicAuth('menuonly', 'menuonly-pass-1234') });
+    expect(menu.body.items).toEqual([expect.objectContaining({ name: 'persons', schema: null })]);
     expect((await call(gw, 'GET', ROUTES, undefined, ANONYMOUSLY)).status).toBe(401);
   });
 });

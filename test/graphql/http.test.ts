@@ -169,7 +169,8 @@ describe('GraphQL over HTTP', () => {
     await gql(env.gw, CREATE, { o: person('guarded') });
     authz.calls.length = 0;
     authz.rule = (a) => a.verb !== 'get';
-    const res = await gql(env.gw, GET, { n: 'guarded' });
+    // a logged-in caller (an anonymous one would get UNAUTHENTICATED)
+    const res = await gql(env.gw, GET, { n: 'guarded' }, { authorization: adminAuth });
     expect(codes(res)).toEqual(['FORBIDDEN']);
     expect(res.body.errors![0]!.path).toEqual([`${P}_person`]);
     // only the directive asked: the resolver (and the operation's own check) never ran
@@ -186,7 +187,7 @@ describe('GraphQL over HTTP', () => {
 
     authz.calls.length = 0;
     authz.rule = (a) => !(a.verb === 'update' && a.subresource === 'status');
-    const status = await gql(env.gw, `mutation { ${P}_updatePersonStatus(name: "guarded", status: { phase: "X" }) { metadata { name } } }`);
+    const status = await gql(env.gw, `mutation { ${P}_updatePersonStatus(name: "guarded", status: { phase: "X" }) { metadata { name } } }`, undefined, { authorization: adminAuth });
     expect(codes(status)).toEqual(['FORBIDDEN']);
     expect(authz.calls).toEqual([expect.objectContaining({ verb: 'update', subresource: 'status', name: 'guarded' })]);
   });

@@ -35,7 +35,7 @@ export function freshMongoUrl(): string {
 
 export async function startTestGateway(
   kind: StoreKind,
-  opts: { pluginsDir?: string; dataDir?: string; mongodbUrl?: string; config?: Partial<Config>; corsOrigins?: string[] } & GatewayOptions = {},
+  opts: { pluginsDir?: string; dataDir?: string; mongodbUrl?: string; config?: Partial<Config> } & GatewayOptions = {},
 ): Promise<TestGateway> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'svc-gw-')));
   const mongodbUrl = kind === 'mongodb' ? (opts.mongodbUrl ?? freshMongoUrl()) : undefined;
@@ -48,7 +48,6 @@ export async function startTestGateway(
     adminUsername: ADMIN.username,
     adminPassword: ADMIN.password,
     logLevel: 'silent',
-    corsOrigins: opts.corsOrigins,
     ...opts.config,
   };
   // Every line the gateway logs, at the most verbose level, goes through the secret audit.

@@ -5,6 +5,7 @@
  * or shadowing a generated route. Each ends FAILED with a reason naming the file (and the
  * document); nothing of it is served or stored, and every other plugin keeps running.
  */
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { manifest, plugin, pluginsDir, type PluginsDir } from './fixtures.js';
@@ -74,6 +75,18 @@ const BROKEN: Record<string, { files: Record<string, string>; reason: string[] }
     files: { 'plugin.yaml': manifest({ name: 'r-route-shadow' }), 'index.mjs': routes('/apis/r-route-shadow.example.com/v1/things/{name}') },
     reason: ['index.mjs routes[0]', 'shadow the generated API'],
   },
+  // Files are named relative to the plugin folder, also in the loaders' own messages.
+  'r-yaml': { files: { 'plugin.yaml': 'metadata: [unclosed\n' }, reason: ['plugin.yaml: invalid YAML'] },
+  'r-import': {
+    // (the missing module's name is made unique per gateway below: vitest's module runner
+    // remembers a failed import by specifier, with the first importer's path in its message)
+    files: { 'plugin.yaml': manifest({ name: 'r-import' }), 'index.mjs': "import './lib/missing-$RUN.mjs';\nexport default {};\n" },
+    reason: ['index.mjs: cannot load', './lib/missing-', "imported from 'index.mjs'"],
+  },
+  'r-export': {
+    files: { 'plugin.yaml': manifest({ name: 'r-export' }), 'index.mjs': 'export default 42;\n' },
+    reason: ['index.mjs: the default export must be an object'],
+  },
 };
 
 describe.each(STORES)('plugin rules (%s)', (kind) => {
@@ -81,7 +94,9 @@ describe.each(STORES)('plugin rules (%s)', (kind) => {
   let gw: TestGateway;
   beforeAll(async () => {
     dir = await pluginsDir();
-    for (const [name, p] of Object.entries(BROKEN)) await dir.write(name, p.files);
+    for (const [name, p] of Object.entries(BROKEN)) {
+      await dir.write(name, Object.fromEntries(Object.entries(p.files).map(([f, text]) => [f, text.replace('$RUN', kind)])));
+    }
     await dir.write('r-fine', {
       'plugin.yaml': manifest({ name: 'r-fine' }),
       // the platform's documented keys are allowed on role templates
@@ -99,6 +114,10 @@ describe.each(STORES)('plugin rules (%s)', (kind) => {
     const p = await plugin(gw, name);
     expect(p.status.phase).toBe('FAILED');
     for (const part of BROKEN[name]!.reason) expect(p.status.reason).toContain(part);
+    // never an absolute path: not the plugins folder, not a file URL, not the temp directory
+    expect(p.status.reason).not.toContain(dir.dir);
+    expect(p.status.reason).not.toContain('file:');
+    expect(p.status.reason).not.toContain(tmpdir());
   });
 
   it('a refused plugin serves nothing and leaves nothing stored', async () => {

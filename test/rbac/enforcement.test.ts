@@ -39,11 +39,41 @@ describe.each(STORES)('RBAC enforcement (%s)', (kind) => {
     } finally {
       await client.dispose();
     }
-    // anonymous: 401 with a challenge on REST, FORBIDDEN on GraphQL
+    // anonymous: 401 with a challenge on REST, UNAUTHENTICATED on GraphQL
     const anon = await call(gw, 'GET', PERSONS, undefined, ANONYMOUSLY);
     expect(anon.status).toBe(401);
     expect(anon.headers.get('www-authenticate')).toMatch(/^Basic/);
-    expect(codes(await gql(gw, `{ ${P}_persons { total } }`))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(gw, `{ ${P}_persons { total } }`))).toEqual(['UNAUTHENTICATED']);
+  });
+
+  it('a denied write gets the same answer on both doors: anonymous 401 / UNAUTHENTICATED, logged in 403 / FORBIDDEN', async () => {
+    const create = `mutation { ${P}_createPerson(object: { metadata: { name: "door" }, spec: { name: "D" } }) { metadata { name } } }`;
+    const del = `mutation { ${P}_deletePerson(name: "ada") { metadata { name } } }`;
+    const patch = `mutation { ${P}_patchPerson(name: "ada", patch: { spec: { age: 1 } }) { metadata { name } } }`;
+    const watch = `subscription { ${P}_watchPersons { type } }`;
+    const auth = await createUser(gw, 'doors');
+    for (const [who, headers, status, code] of [
+      ['anonymous', ANONYMOUSLY, 401, 'UNAUTHENTICATED'],
+      ['doors', { authorization: auth }, 403, 'FORBIDDEN'],
+    ] as const) {
+      const post = await call(gw, 'POST', PERSONS, person('door'), headers);
+      expect(post.status, who).toBe(status);
+      expect(post.headers.get('content-type')).toContain('application/problem+json');
+      if (status === 401) expect(post.headers.get('www-authenticate')).toMatch(/^Basic/);
+      expect((await call(gw, 'DELETE', `${PERSONS}/ada`, undefined, headers)).status, who).toBe(status);
+      expect((await call(gw, 'PATCH', `${PERSONS}/ada`, { spec: { age: 1 } }, { ...headers, 'content-type': 'application/merge-patch+json' })).status, who).toBe(status);
+      const gqlHeaders: Record<string, string> = who === 'anonymous' ? {} : { authorization: auth };
+      for (const m of [create, del, patch]) expect(codes(await gql(gw, m, undefined, gqlHeaders)), `${who}: ${m}`).toEqual([code]);
+      const client = wsClient(gw, who === 'anonymous' ? undefined : { authorization: auth });
+      try {
+        const [first] = await take(client.iterate({ query: watch }), 1);
+        expect(first.errors.map((e: any) => e.extensions.code), who).toEqual([code]);
+      } finally {
+        await client.dispose();
+      }
+    }
+    expect((await call(gw, 'GET', `${PERSONS}/ada`)).status).toBe(200);
+    expect((await call(gw, 'GET', `${PERSONS}/door`)).status).toBe(404);
   });
 
   it('bound to a view template: list and watch work, create is 403', async () => {

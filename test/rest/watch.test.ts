@@ -65,7 +65,7 @@ describe('REST watch over WebSocket', () => {
   });
 
   it('an unknown resume point gives an ERROR event with code 410 and closes', async () => {
-    const w = open(gw, '?resourceVersion=nope.1');
+    const w = open(gw, '?resourceVersion=99999999999');
     await w.opened;
     const events = await w.until(1);
     expect(events[0]).toMatchObject({ type: 'ERROR', object: { code: 410 } });

@@ -811,6 +811,21 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
         expect(events).toHaveLength(3);
       });
 
+      it('a remove given the final state publishes it in the DELETED change', async () => {
+        const ms = await store.model(makeModel());
+        const events: ChangeEvent[] = [];
+        const unsub = await ms.watch(undefined, (e) => events.push(e));
+        const v1 = await ms.create(widget('fs', { color: 'red' }));
+        const final = { ...v1, metadata: { ...v1.metadata, version: 2, deletionTimestamp: '2026-01-01T00:00:00Z' } };
+        await ms.remove('fs', 1, final);
+        await waitFor(() => events.length >= 2, '2 events');
+        unsub();
+        expect(events.map((e) => e.type)).toEqual(['ADDED', 'DELETED']);
+        expect(events[1]!.object).toEqual(final);
+        expect(events[1]!.previous).toEqual(final);
+        expect(await ms.get('fs')).toBeNull();
+      });
+
       it('resumes after a resourceVersion, then continues live', async () => {
         const ms = await store.model(makeModel());
         await ms.create(widget('before'));

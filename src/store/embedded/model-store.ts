@@ -89,7 +89,7 @@ export class EmbeddedModelStore implements ModelStore {
   >;
   private readonly createTx: (name: string, version: number, data: string, d: Derived[]) => void;
   private readonly updateTx: (name: string, version: number, data: string, d: Derived[], expected: number) => void;
-  private readonly removeTx: (name: string, expected: number) => void;
+  private readonly removeTx: (name: string, expected: number, final: string | undefined) => void;
   private readonly readTx: <T>(fn: () => T) => T;
 
   constructor(
@@ -148,11 +148,11 @@ export class EmbeddedModelStore implements ModelStore {
       this.insertSide(name, d);
       log.append('MODIFIED', data, previous!);
     });
-    const remove = db.transaction((name: string, expected: number): void => {
+    const remove = db.transaction((name: string, expected: number, final: string | undefined): void => {
       const data = st.remove.get(name, expected) as string | undefined;
       if (data === undefined) this.throwMissingOrConflict(name, expected);
       st.delSide.run(name);
-      log.append('DELETED', data!, null);
+      log.append('DELETED', final ?? data!, null);
     });
     const read = db.transaction((fn: () => unknown) => fn());
     this.createTx = create.immediate;
@@ -222,9 +222,10 @@ export class EmbeddedModelStore implements ModelStore {
     return JSON.parse(w.data) as ApiObject;
   }
 
-  async remove(name: string, expectedVersion: number): Promise<void> {
-    if (this.writer !== this) return this.writer.remove(name, expectedVersion);
-    guard(() => this.removeTx(name, expectedVersion));
+  async remove(name: string, expectedVersion: number, final?: ApiObject): Promise<void> {
+    if (this.writer !== this) return this.writer.remove(name, expectedVersion, final);
+    const data = final === undefined ? undefined : JSON.stringify(final);
+    guard(() => this.removeTx(name, expectedVersion, data));
     this.committed();
   }
 

@@ -339,8 +339,8 @@ class MongoModelStore implements ModelStore {
     return this.writing((to) => to.update(obj, expectedVersion), () => this.doUpdate(obj, expectedVersion));
   }
 
-  remove(name: string, expectedVersion: number): Promise<void> {
-    return this.writing((to) => to.remove(name, expectedVersion), () => this.doRemove(name, expectedVersion));
+  remove(name: string, expectedVersion: number, final?: ApiObject): Promise<void> {
+    return this.writing((to) => to.remove(name, expectedVersion, final), () => this.doRemove(name, expectedVersion, final));
   }
 
   private doCreate(obj: ApiObject): Promise<ApiObject> {
@@ -449,13 +449,13 @@ class MongoModelStore implements ModelStore {
     });
   }
 
-  private doRemove(name: string, expectedVersion: number): Promise<void> {
+  private doRemove(name: string, expectedVersion: number, final?: ApiObject): Promise<void> {
     return guard(async () => {
       const m = await this.effective();
       const current = await this.objects.findOne({ _id: name }, { projection: { v: 1, g: 1, o: 1, f: 1 } });
       if (!current) throw notFound(name);
       if (current.v !== expectedVersion) throw conflict(name, expectedVersion);
-      const f = await this.log.begin({ type: 'DELETED', name, object: fromDoc(current), pf: current.f ?? null, g: current.g });
+      const f = await this.log.begin({ type: 'DELETED', name, object: final ?? fromDoc(current), pf: current.f ?? null, g: current.g });
       let doc: StoredDoc | null;
       try {
         doc = await this.cas.run(name, current.g, expectedVersion, (filter) => {
