@@ -13,7 +13,7 @@ import { LoginLimiter, type LoginLimits, DEFAULT_LOGIN_LIMITS } from './auth/log
 import { TokenStore } from './auth/tokens.js';
 import { userHooks } from './auth/user-hooks.js';
 import { ensureAdmin, ensureBuiltinRoles } from './bootstrap/security.js';
-import type { Config } from './config.js';
+import { storeAddress, type Config } from './config.js';
 import { Unavailable } from './errors/index.js';
 import { sendJson, sendProblem } from './errors/http.js';
 import { createGraphQL } from './graphql/index.js';
@@ -59,10 +59,20 @@ export interface Gateway {
   /** The plugin lifecycle controller (CONTRACT §7). */
   plugins: PluginController;
   adminUsername: string;
-  /** The administrator's password when it was generated at this start (print it once), else undefined. */
+  /**
+   * The administrator's generated password while it has not been changed (this start's or an
+   * earlier one's), else undefined. `GatewayOptions.onAdminPassword` hears of it first.
+   */
   adminPassword?: string;
   /** True when the admin password was generated at this start. */
   generatedPassword: boolean;
+  /**
+   * Graceful shutdown (SIGTERM, SIGINT; CONTRACT §10): stops accepting connections, ends open
+   * watches (REST WebSocket close 1001, ndjson streams end, graphql-ws subscriptions complete),
+   * lets requests in flight finish for up to `graceMs`, then closes like `close()`.
+   */
+  shutdown(graceMs?: number): Promise<void>;
+  /** Closes at once: open connections are cut, then plugins stop and the store closes. */
   close(): Promise<void>;
 }
 
@@ -85,6 +95,11 @@ export interface GatewayOptions {
   metrics?: boolean;
   /** MongoDB store: called with every command the driver starts (tests count commands per request). */
   onMongoCommand?: (e: CommandStartedEvent) => void;
+  /**
+   * Called during the start as soon as a generated administrator password is valid, before
+   * anything else can fail, and at every later start until it is changed (the CLI prints it).
+   */
+  onAdminPassword?: (username: string, password: string, generatedNow: boolean) => void;
 }
 
 /** `storeTimeoutMs`: the store deadline; MongoDB operations are also cancelled after it. */
@@ -94,7 +109,38 @@ export function openStore(config: Config, storeTimeoutMs?: number, onCommand?: (
     : createEmbeddedStore({ dataDir: config.dataDir });
 }
 
+/** A start that failed for a reason the operator can act on; the message is one line naming the address. */
+export class StartError extends Error {}
+
+const firstLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 300);
+
+const LISTEN_ERRORS: Record<string, string> = {
+  EADDRINUSE: 'the address is already in use',
+  EACCES: 'permission denied',
+  EADDRNOTAVAIL: 'the address is not available on this machine',
+  ENOTFOUND: 'unknown host',
+};
+
+/** Opens the store and checks that it answers, so an unreachable MongoDB fails the start quickly. */
+async function openCheckedStore(config: Config, storeTimeoutMs: number, onCommand?: (e: CommandStartedEvent) => void): Promise<Store> {
+  let store: Store | undefined;
+  try {
+    store = await openStore(config, storeTimeoutMs, onCommand);
+    await store.ping();
+    return store;
+  } catch (e) {
+    await store?.close().catch(() => undefined);
+    throw new StartError(
+      config.mongodbUrl
+        ? `MongoDB unreachable at ${storeAddress(config)}: ${firstLine(e).replace(/^MongoDB is unavailable: /, '')}`
+        : `cannot open the embedded store in ${config.dataDir}: ${firstLine(e)}`,
+    );
+  }
+}
+
 const HEALTH_TIMEOUT_MS = 3000;
+/** How long a graceful shutdown waits for requests in flight (CONTRACT §10). */
+export const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   // JSON lines, or readable lines when stdout is a terminal (CONTRACT §10 request log).
@@ -119,7 +165,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const limits = resolveLimits(process.env, options.limits);
   // Before anything traced is built: OTel is imported only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
   const stopTracing = await startTracing(process.env, log);
-  const deadlined = tracedStore(withDeadline(await openStore(config, limits.storeTimeoutMs, options.onMongoCommand), limits.storeTimeoutMs));
+  const deadlined = tracedStore(withDeadline(await openCheckedStore(config, limits.storeTimeoutMs, options.onMongoCommand), limits.storeTimeoutMs));
   const store = metrics ? withStoreMetrics(deadlined, (kind, op, s) => metrics.storeOperation(kind, op, s)) : deadlined;
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
@@ -176,7 +222,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   ]);
   for (const { decl, opts } of PLATFORM_MODELS) await registry.register(decl, { ...opts, hooks: hooks.get(decl) });
   await ensureBuiltinRoles(registry);
-  const admin = await ensureAdmin(registry, { username: config.adminUsername, password: config.adminPassword }, log);
+  const admin = await ensureAdmin(
+    registry,
+    { username: config.adminUsername, password: config.adminPassword, store, announce: options.onAdminPassword },
+    log,
+  );
   const pluginRoutes = new RouteTable();
   const plugins = new PluginController({
     registry,
@@ -268,10 +318,35 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
   guardServer(server, limits);
   server.on('upgrade', (req, socket, head) => void (refuseBadUpgrade(req, socket) || pipeline.upgrade(req, socket, head)));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  // Resolves once the server has stopped listening and its last connection has gone.
+  let serverClosed: Promise<void> | undefined;
+  const closeServer = () => (serverClosed ??= new Promise<void>((resolve) => server.close(() => resolve())));
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      await plugins.close();
+      generation.stop();
+      pipeline.close();
+      await graphql.close();
+      server.closeAllConnections();
+      await closeServer();
+      await store.close();
+      metrics?.close();
+      audit?.close();
+      await stopTracing();
+    })());
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (e) {
+    await close().catch(() => undefined);
+    const code = (e as NodeJS.ErrnoException).code ?? '';
+    const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    throw new StartError(`cannot listen on ${address}: ${LISTEN_ERRORS[code] ?? firstLine(e)}${code ? ` (${code})` : ''}`);
+  }
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
@@ -283,19 +358,24 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     store,
     plugins,
     adminUsername: admin.username,
-    adminPassword: admin.generatedPassword,
-    generatedPassword: admin.generatedPassword !== undefined,
-    async close() {
-      await plugins.close();
-      generation.stop();
-      pipeline.close();
-      await graphql.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await store.close();
-      metrics?.close();
-      audit?.close();
-      await stopTracing();
+    adminPassword: admin.shownPassword,
+    generatedPassword: admin.generatedNow,
+    async shutdown(graceMs = SHUTDOWN_GRACE_MS) {
+      if (closing) return closing;
+      log.info({ graceMs }, 'svc gateway shutting down');
+      // No new connections; every connection gone (the requests in flight answered) ends the wait.
+      const drained = closeServer();
+      pipeline.endWatches();
+      await graphql.endSubscriptions();
+      // Keep-alive connections go as soon as they are idle.
+      server.closeIdleConnections();
+      const idle = setInterval(() => server.closeIdleConnections(), 50);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearInterval(idle);
+      clearTimeout(timer);
+      await close();
     },
+    close,
   };
 }

@@ -3,9 +3,14 @@
  *   - the built-in roles, created when missing (never overwritten: administrators may edit all
  *     but super-role, and those edits survive restarts);
  *   - the first super administrator (CONTRACT §1): a stored user bound to super-role. Its
- *     password is SVC_ADMIN_PASSWORD, or generated on the first start (returned so the CLI
- *     prints it once; only its hash is stored). A later start with SVC_ADMIN_PASSWORD set
- *     resets the stored password to it; without it the stored one is kept.
+ *     password is SVC_ADMIN_PASSWORD, or generated on the first start. A later start with
+ *     SVC_ADMIN_PASSWORD set resets the stored password to it; without it the stored one is kept.
+ *
+ * A generated password is never lost (CONTRACT §10): it is kept in an internal record (never
+ * served by any API) *before* the user is created, announced as soon as the user exists, and
+ * announced again at every later start for as long as it still is the user's password. A start
+ * that sees it changed (or SVC_ADMIN_PASSWORD set) deletes the record. A crash between the
+ * record and the user, or two gateways starting at once, reuse the recorded password.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -16,9 +21,19 @@ import type { ModelEntry } from '../operations/types.js';
 import { BUILTIN_ROLES, type BuiltinRole } from '../rbac/builtin-roles.js';
 import { ANNOTATION_DEPENDENCIES, ANNOTATION_UI_PERMISSIONS, SUPER_ROLE } from '../rbac/resolve.js';
 import { systemContext } from '../rbac/system.js';
+import { compileModel } from '../registry/compile.js';
 import { checkObjectName } from '../registry/metadata.js';
 import type { Registry } from '../registry/registry.js';
 import type { ApiObject } from '../store/object.js';
+import { isStoreError } from '../store/errors.js';
+import type { ModelStore, Store } from '../store/types.js';
+
+/** Internal (never served): the generated first-admin password, by user name, until it is changed. */
+const GENERATED_PASSWORD_MODEL = compileModel(
+  { group: 'security.svc.run', version: 'v1alpha1', kind: 'GeneratedAdminPassword' },
+  { platform: true },
+);
+type Kept = { spec?: { secret?: string } };
 
 const platform = (registry: Registry, plural: string): ModelEntry => {
   const entry = registry.find('', 'v1alpha1', plural);
@@ -95,32 +110,91 @@ export async function ensureBuiltinRoles(registry: Registry): Promise<void> {
   }
 }
 
-export interface AdminResult {
-  username: string;
-  /** Set only when it was generated at this start (print it once). */
-  generatedPassword?: string;
+/** The recorded generated password of `username`, recording `fresh` when there is none yet. */
+async function keepGenerated(kept: ModelStore, username: string, fresh: string): Promise<string> {
+  const existing = (await kept.get(username)) as Kept | null;
+  if (existing?.spec?.secret) return existing.spec.secret;
+  try {
+    await kept.create({
+      apiVersion: GENERATED_PASSWORD_MODEL.apiVersion,
+      kind: GENERATED_PASSWORD_MODEL.kind,
+      metadata: { name: username, version: 1, creationTimestamp: new Date().toISOString() },
+      spec: { secret: fresh },
+    });
+    return fresh;
+  } catch (e) {
+    if (!isStoreError(e, 'AlreadyExists')) throw e;
+    const raced = (await kept.get(username)) as Kept | null;
+    if (raced?.spec?.secret) return raced.spec.secret;
+    throw e;
+  }
 }
 
-export async function ensureAdmin(registry: Registry, admin: { username: string; password?: string }, log?: Logger): Promise<AdminResult> {
+async function forgetGenerated(kept: ModelStore, username: string): Promise<void> {
+  const existing = await kept.get(username);
+  if (!existing) return;
+  try {
+    await kept.remove(username, existing.metadata.version ?? 0);
+  } catch (e) {
+    if (!isStoreError(e, 'NotFound') && !isStoreError(e, 'Conflict')) throw e;
+  }
+}
+
+export interface AdminResult {
+  username: string;
+  /** The generated password while it is still the administrator's (announced at every start). */
+  shownPassword?: string;
+  /** True when it was generated at this start. */
+  generatedNow: boolean;
+}
+
+export interface AdminOptions {
+  username: string;
+  password?: string;
+  /** Where the generated password is kept until it is changed (without: shown at this start only). */
+  store?: Store;
+  /** Called as soon as a generated password is (still) valid: print it. */
+  announce?: (username: string, password: string, generatedNow: boolean) => void;
+}
+
+export async function ensureAdmin(registry: Registry, admin: AdminOptions, log?: Logger): Promise<AdminResult> {
   const { username, password } = admin;
   const nameErrors = checkObjectName(username);
   if (nameErrors.length) throw new Error(`SVC_ADMIN_USERNAME "${username}": ${nameErrors[0]!.message}`);
   const users = platform(registry, 'users');
   const ctx = systemContext('bootstrap');
-  let generatedPassword: string | undefined;
+  const kept = admin.store ? await admin.store.model(GENERATED_PASSWORD_MODEL.storage) : undefined;
+  let shownPassword: string | undefined;
+  let generatedNow = false;
   const stored = await users.store.get(username);
   if (!stored) {
-    const initial = password ?? randomBytes(18).toString('base64url');
+    // Recorded before the user exists, so no failure after this point can lose it.
+    const fresh = randomBytes(18).toString('base64url');
+    const initial = password ?? (kept ? await keepGenerated(kept, username, fresh) : fresh);
     const created = await ensure(users, {
       apiVersion: 'v1alpha1',
       kind: 'User',
       metadata: { name: username },
       spec: { displayName: 'Administrator', password: initial },
     });
-    if (created && password === undefined) generatedPassword = initial;
     if (created) log?.info({ user: username }, 'created the first administrator');
+    if (password === undefined) {
+      const now = (await users.store.get(username))?.spec as { password?: string } | undefined;
+      if (await verifyPassword(initial, now?.password)) {
+        shownPassword = initial;
+        generatedNow = created;
+      }
+    }
+  } else if (password === undefined && kept) {
+    const secret = ((await kept.get(username)) as Kept | null)?.spec?.secret;
+    if (secret !== undefined) {
+      if (await verifyPassword(secret, (stored.spec as { password?: string } | undefined)?.password)) shownPassword = secret;
+      else await forgetGenerated(kept, username);
+    }
   }
+  if (shownPassword !== undefined) admin.announce?.(username, shownPassword, generatedNow);
   if (password !== undefined) {
+    if (kept) await forgetGenerated(kept, username);
     const current = await users.store.get(username);
     const hash = (current?.spec as { password?: string } | undefined)?.password;
     if (current && !(await verifyPassword(password, hash))) {
@@ -135,5 +209,5 @@ export async function ensureAdmin(registry: Registry, admin: { username: string;
     roleRef: { apiGroup: '', kind: 'Role', name: SUPER_ROLE },
     subjects: [{ apiGroup: '', kind: 'User', name: username }],
   });
-  return { username, generatedPassword };
+  return { username, shownPassword, generatedNow };
 }

@@ -121,6 +121,11 @@ export interface GraphQLEndpoint {
   invalidate(): void;
   /** Throws when the schema could not be built with `extension` added (a plugin's custom fields). */
   checkExtension(extension: SchemaExtension): void;
+  /**
+   * Shutdown, first step: every graphql-ws subscription completes (the client gets `complete`),
+   * then its socket closes with 1001 "server shutting down".
+   */
+  endSubscriptions(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -253,6 +258,8 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const callers = new WeakMap<WebSocket, Caller>();
   /** The envelop functions of each operation, keyed by its execution arguments. */
   const engines = new WeakMap<ExecutionArgs, Pick<ReturnType<typeof yoga.getEnveloped>, 'execute' | 'subscribe'>>();
+  /** Open graphql-ws connections, with their running subscriptions (for shutdown). */
+  const connections = new Set<{ subscriptions: Record<string, unknown> }>();
 
   const wsServer = useServer<Record<string, unknown> | undefined, { socket: WebSocket; request: IncomingMessage }>(
     {
@@ -264,6 +271,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
               ? await authenticate(param, { address: ctx.extra.request.socket.remoteAddress })
               : (upgradeCallers.get(ctx.extra.socket) ?? (await authenticate(undefined)));
           callers.set(ctx.extra.socket, caller);
+          connections.add(ctx);
           return true;
         } catch (err) {
           const known = err instanceof ApiError && err.status < 500;
@@ -296,6 +304,9 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
         };
         engines.set(args, { execute: enveloped.execute, subscribe: enveloped.subscribe });
         return args;
+      },
+      onClose: (ctx) => {
+        connections.delete(ctx);
       },
       execute: (args) => engines.get(args)!.execute(args) as never,
       subscribe: (args) => engines.get(args)!.subscribe(args) as never,
@@ -354,6 +365,19 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
         ...buildOptions,
         extensions: () => [...current.filter((e) => e.plugin !== extension.plugin), extension],
       });
+    },
+    async endSubscriptions() {
+      const ending: Promise<unknown>[] = [];
+      for (const ctx of connections) {
+        for (const sub of Object.values(ctx.subscriptions)) {
+          const end = (sub as AsyncIterator<unknown> | null)?.return;
+          if (typeof end === 'function') ending.push(Promise.resolve(end.call(sub)).catch(() => undefined));
+        }
+      }
+      // graphql-ws sends `complete` as each iteration ends; give those messages a moment to leave.
+      await Promise.race([Promise.all(ending), new Promise((r) => setTimeout(r, 1000).unref())]);
+      await new Promise((r) => setTimeout(r, 50));
+      for (const ws of wss.clients) ws.close(1001, 'server shutting down');
     },
     async close() {
       unsubscribe();

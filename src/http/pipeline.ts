@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Authenticate } from '../auth/authenticate.js';
-import { ApiError, BadRequest, Forbidden, MethodNotAllowed, NotFound, toApiError, Unauthenticated } from '../errors/index.js';
+import { ApiError, BadRequest, Forbidden, MethodNotAllowed, NotFound, toApiError, Unauthenticated, Unavailable } from '../errors/index.js';
 import { rejectUpgrade, sendProblem } from '../errors/http.js';
 import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
@@ -25,6 +25,7 @@ import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/re
 import { resolveEntry } from '../rest/handler.js';
 import { discoveryRoot } from '../apidocs/routes.js';
 import type { RouteContext, RouteTable } from './routes.js';
+import { attach, OpenStreams } from './shutdown.js';
 import { upgradeWatch } from './watch-upgrade.js';
 import { upgradeAuthorization } from './browser.js';
 import { boundedWebSocketServer } from './websocket.js';
@@ -56,6 +57,11 @@ export interface PipelineDeps {
 export interface Pipeline {
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void>;
+  /**
+   * Shutdown, first step: REST WebSocket watches close with 1001 "server shutting down", ndjson
+   * watches end cleanly, later watch upgrades get 503.
+   */
+  endWatches(): void;
   close(): void;
 }
 
@@ -70,6 +76,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   // The REST watch protocol takes no messages from the client: 4 KiB bounds what a compressed
   // one can inflate to (ws checks the inflated size).
   const watchSockets = boundedWebSocketServer({ deflate: true, maxPayload: 4096 });
+  const streams = new OpenStreams();
+  let draining = false;
 
   /** Authentication → request attributes → authorization. Throws 401/403; returns the route context. */
   async function admitRequest(
@@ -121,7 +129,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         return await deps.graphql.handle(req, res);
       }
       const method = req.method ?? 'GET';
-      const rc = await admitRequest(req, method, target, method === 'GET' && isWatchQuery(target), seen);
+      const watch = method === 'GET' && isWatchQuery(target);
+      if (watch) attach(req, streams);
+      const rc = await admitRequest(req, method, target, watch, seen);
       await deps.routes.resolve(method, rc.info, target)(req, res, rc);
     } catch (e) {
       sendProblem(res, e, target.pathname, logError);
@@ -143,6 +153,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return deps.graphql.handleUpgrade(req, socket, head);
     }
     try {
+      if (draining) throw new Unavailable('the server is shutting down');
       // A browser's watch may carry its token as a sub-protocol (http/browser.ts).
       const rc = await admitRequest(req, 'GET', target, true, seen, () => upgradeAuthorization(req));
       if (!rc.info.isResourceRequest || rc.info.name) throw new NotFound(`no watch endpoint at ${target.pathname}`);
@@ -162,6 +173,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   return tracedDoors({
     handle,
     upgrade,
+    endWatches() {
+      draining = true;
+      streams.endAll();
+      for (const ws of watchSockets.clients) ws.close(1001, 'server shutting down');
+    },
     close() {
       for (const ws of watchSockets.clients) ws.terminate();
       watchSockets.close();

@@ -54,6 +54,19 @@ export function codeEntry(dir: string): string | undefined {
   return CODE_ENTRIES.map((f) => join(dir, f)).find((f) => existsSync(f));
 }
 
+let typescript: Promise<void> | undefined;
+
+/**
+ * Node 20 cannot import TypeScript. Under `node dist/cli.js` tsx's module hooks are registered
+ * the first time a plugin's `index.ts` needs them (under tsx or vitest the import just works).
+ */
+function registerTypeScript(): Promise<void> {
+  typescript ??= import('tsx/esm/api').then(({ register }) => {
+    register();
+  });
+  return typescript;
+}
+
 export async function loadCode(dir: string): Promise<PluginCode | undefined> {
   const file = codeEntry(dir);
   if (!file) return undefined;
@@ -61,7 +74,14 @@ export async function loadCode(dir: string): Promise<PluginCode | undefined> {
   try {
     const url = pathToFileURL(resolve(file));
     url.searchParams.set('t', String(Math.trunc((await stat(file)).mtimeMs)));
-    mod = (await import(url.href)) as { default?: unknown };
+    try {
+      mod = (await import(url.href)) as { default?: unknown };
+    } catch (e) {
+      if (!file.endsWith('.ts') || (e as { code?: string }).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw e;
+      await registerTypeScript();
+      url.searchParams.set('ts', '1'); // a fresh URL: the failed one may stay cached
+      mod = (await import(url.href)) as { default?: unknown };
+    }
   } catch (e) {
     throw new PluginError(`${file}: cannot load: ${(e as Error).message}`);
   }

@@ -22,6 +22,7 @@ import { Unavailable, toApiError } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import type { ModelEntry, OperationContext, WatchEvent, WatchOptions } from '../operations/types.js';
 import type { RequestTarget } from '../request/requestinfo.js';
+import { onShutdown } from '../http/shutdown.js';
 import { agreedExtensions } from '../http/websocket.js';
 import { frameModeOf, watchFrames, watchLines, type FrameMode } from './watch-frames.js';
 
@@ -121,16 +122,21 @@ export async function streamWatch(
     req.on('close', resolve);
     res.on('close', resolve);
   });
+  // The gateway shutting down ends the stream cleanly.
+  const unregister = onShutdown(req, finish);
   try {
     stop = await prepared.start({ send: write, sendBatch: writeBatch, end: finish });
   } catch (e) {
     write(ops.errorEvent(toApiError(e)));
     finish();
+    unregister();
     return;
   }
-  if (finished) return;
-  await closed;
+  // Ended while starting (shutdown): the subscription that start returned is given up too.
+  if (finished) stop();
+  else await closed;
   finish();
+  unregister();
 }
 
 /**

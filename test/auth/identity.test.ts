@@ -177,9 +177,10 @@ describe('the first administrator', () => {
       expect(perms.body.roles).toContain('super-role');
       await gw.close();
 
+      // Not changed yet: shown again (CONTRACT §10), but not generated anew.
       gw = await startGateway(config);
       expect(gw.generatedPassword).toBe(false);
-      expect(gw.adminPassword).toBeUndefined();
+      expect(gw.adminPassword).toBe(generated);
       expect((await call(gw, 'GET', PERMISSIONS, undefined, { authorization: basicAuth('root', generated) })).status).toBe(200);
       await gw.close();
 
@@ -187,6 +188,11 @@ describe('the first administrator', () => {
       expect(gw.generatedPassword).toBe(false);
       expect((await call(gw, 'GET', PERMISSIONS, undefined, { authorization: basicAuth('root', generated) })).status).toBe(401);
       expect((await call(gw, 'GET', USERS, undefined, { authorization: basicAuth('root', 'from-the-environment') })).status).toBe(200);
+      await gw.close();
+
+      // Changed: no longer shown.
+      gw = await startGateway(config);
+      expect(gw.adminPassword).toBeUndefined();
       await gw.close();
     } finally {
       await rm(dataDir, { recursive: true, force: true });
