@@ -102,20 +102,37 @@ export async function ensureCollection(db: Db, name: string): Promise<void> {
   }
 }
 
-/** Creates missing indexes and drops ours (`f:`/`s:`/`p:`) that are gone or whose key changed. */
+/**
+ * Creates missing indexes and drops ours (`f:`/`s:`/`p:`) that are gone or whose key changed.
+ * Two gateways may reconcile one collection at once (both starting on a database to upgrade):
+ * an index the other one dropped first is not an error, and when a create collides with the
+ * other's (FerretDB answers "already exists" instead of MongoDB's no-op), the indexes are read
+ * again and what is still missing is created again.
+ */
 async function reconcile(objects: Collection<StoredDoc>, wanted: Named[]): Promise<void> {
-  const existing = await objects.indexes();
   const same = (a: { key: object }, b: { key: object }) => JSON.stringify(a.key) === JSON.stringify(b.key);
-  const kept = new Set<string>();
-  for (const ix of existing) {
-    const name = ix.name ?? '';
-    if (!/^[fsp]:/.test(name)) continue;
-    const w = wanted.find((x) => x.name === name);
-    if (w && same(w, ix)) kept.add(name);
-    else await objects.dropIndex(name);
+  for (let attempt = 1; ; attempt++) {
+    const existing = await objects.indexes();
+    const kept = new Set<string>();
+    for (const ix of existing) {
+      const name = ix.name ?? '';
+      if (!/^[fsp]:/.test(name)) continue;
+      const w = wanted.find((x) => x.name === name);
+      if (w && same(w, ix)) kept.add(name);
+      else await objects.dropIndex(name).catch((e: unknown) => {
+        if ((e as { code?: number }).code !== 27) throw e; // IndexNotFound: dropped by the other one
+      });
+    }
+    const missing = wanted.filter((w) => !kept.has(w.name));
+    if (!missing.length) return;
+    try {
+      await objects.createIndexes(missing);
+      return;
+    } catch (e) {
+      if (attempt >= 5) throw e;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
   }
-  const missing = wanted.filter((w) => !kept.has(w.name));
-  if (missing.length) await objects.createIndexes(missing);
 }
 
 export interface SyncContext {
