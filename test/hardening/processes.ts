@@ -65,6 +65,11 @@ export async function ownFerret(extraArgs: string[] = []): Promise<OwnFerret> {
         ['--handler=sqlite', `--sqlite-url=file:${dir}/`, `--listen-addr=127.0.0.1:${port}`, `--state-dir=${dir}`, '--debug-addr=-', '--telemetry=disable', '--log-level=error', ...extraArgs],
         { stdio: 'ignore' },
       );
+      // Our own process must be the one that answers: when another run took the port between
+      // freePort() and the spawn, ours exits, and a probe would reach (and SIGSTOP miss) theirs.
+      const ours = child;
+      let exitCode: number | null = null;
+      ours.once('exit', (code) => (exitCode = code ?? -1));
       await until(
         () =>
           new Promise<boolean>((res) => {
@@ -76,7 +81,10 @@ export async function ownFerret(extraArgs: string[] = []): Promise<OwnFerret> {
           }),
         30_000,
         'FerretDB',
+        () => exitCode !== null,
       );
+      await new Promise((r) => setTimeout(r, 300));
+      if (exitCode !== null) throw new Error(`FerretDB exited (${exitCode}): port ${port} answers for another process`);
     },
     signal(sig) {
       child?.kill(sig);
