@@ -16,42 +16,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { BSON, MongoClient, type Document } from 'mongodb';
+import { MongoClient, type Document } from 'mongodb';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createMongoStore } from '../../src/store/mongo/index.js';
 import { collectionNames } from '../../src/store/mongo/document.js';
 import { pad } from '../../src/store/mongo/feed.js';
 import type { ModelStore, Store } from '../../src/store/types.js';
 import { ownFerret } from '../hardening/processes.js';
+import { messages, opMsg } from '../helpers/wire-proxy.js';
 import { expectStoreError, makeModel, query, until, widget } from './contract.js';
-
-const OP_MSG = 2013;
-
-/** The command document and kind-1 document sequence of an OP_MSG message. */
-function opMsg(msg: Buffer): { body: Document | undefined; sequence: Document[] } | undefined {
-  if (msg.readInt32LE(12) !== OP_MSG) return undefined;
-  const checksum = (msg.readUInt32LE(16) & 1) !== 0;
-  const end = msg.length - (checksum ? 4 : 0);
-  let body: Document | undefined;
-  const sequence: Document[] = [];
-  for (let at = 20; at < end; ) {
-    const kind = msg[at++];
-    const size = msg.readInt32LE(at);
-    if (kind === 0) {
-      body = BSON.deserialize(msg.subarray(at, at + size));
-    } else {
-      // kind 1: size, identifier (cstring), documents
-      let doc = msg.indexOf(0, at + 4) + 1;
-      while (doc < at + size) {
-        const len = msg.readInt32LE(doc);
-        sequence.push(BSON.deserialize(msg.subarray(doc, doc + len)));
-        doc += len;
-      }
-    }
-    at += size;
-  }
-  return { body, sequence };
-}
 
 /** The collection and `_id` of a client message that inserts into a `feed.` collection. */
 function feedInsert(msg: Buffer): { coll: string; id: string } | undefined {
@@ -152,20 +125,6 @@ class CuttingProxy {
     await new Promise((r) => this.server.close(r));
   }
 }
-
-/** A 'data' listener that hands on whole wire messages (each starts with its int32 length). */
-function messages(each: (msg: Buffer) => void): (chunk: Buffer) => void {
-  let buffered = Buffer.alloc(0);
-  return (chunk) => {
-    buffered = Buffer.concat([buffered, chunk]);
-    while (buffered.length >= 4 && buffered.length >= buffered.readInt32LE(0)) {
-      const msg = buffered.subarray(0, buffered.readInt32LE(0));
-      buffered = buffered.subarray(msg.length);
-      each(msg);
-    }
-  };
-}
-
 
 describe('MongoDB feed entry insert cut off before its reply', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
