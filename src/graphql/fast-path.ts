@@ -32,7 +32,7 @@ import type { Authorizer, Caller } from '../rbac/authorizer.js';
 import type { GraphQLContext } from './context.js';
 import { INTERNAL_MESSAGE, maskError } from './errors.js';
 import { maxAliasesRule, maxDepthRule, type Limits } from './limits.js';
-import { readBody as readLimitedBody } from '../http/read-body.js';
+import { readBody as readLimitedBody } from '../net/read-body.js';
 import { textDepth } from '../json/depth.js';
 import { LIMITS } from '../limits.js';
 import { traceOperation } from '../ops/tracing.js';

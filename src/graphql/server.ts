@@ -22,9 +22,9 @@ import type { GraphQLContext } from './context.js';
 import { maskError, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { createFastPath, replay } from './fast-path.js';
-import { guardSends } from '../http/send-guard.js';
-import { boundedWebSocketServer } from '../http/websocket.js';
-import { upgradeAuthorization } from '../http/browser.js';
+import { guardSends } from '../net/send-guard.js';
+import { boundedWebSocketServer } from '../net/websocket.js';
+import { pickProtocol, upgradeAuthorization } from '../http/browser.js';
 import type { FieldOutcome } from '../ops/observer.js';
 
 const REBUILD_DELAY_MS = 20;
@@ -251,7 +251,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   logError = (err) => yoga.logger.error(err);
 
   // --- graphql-ws on the same path -------------------------------------------------------
-  const wss = boundedWebSocketServer();
+  const wss = boundedWebSocketServer({ handleProtocols: pickProtocol });
   /** Caller from the upgrade request's Authorization header (when it had one). */
   const upgradeCallers = new WeakMap<WebSocket, Caller>();
   /** Caller of an acknowledged connection. */

@@ -25,10 +25,10 @@ import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/re
 import { resolveEntry } from '../rest/handler.js';
 import { discoveryRoot } from '../apidocs/routes.js';
 import type { RouteContext, RouteTable } from './routes.js';
-import { attach, OpenStreams } from './shutdown.js';
+import { attach, OpenStreams } from '../net/shutdown.js';
 import { upgradeWatch } from './watch-upgrade.js';
-import { upgradeAuthorization } from './browser.js';
-import { boundedWebSocketServer } from './websocket.js';
+import { pickProtocol, upgradeAuthorization } from './browser.js';
+import { boundedWebSocketServer } from '../net/websocket.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -75,7 +75,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const logError = (e: unknown) => deps.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'request failed');
   // The REST watch protocol takes no messages from the client: 4 KiB bounds what a compressed
   // one can inflate to (ws checks the inflated size).
-  const watchSockets = boundedWebSocketServer({ deflate: true, maxPayload: 4096 });
+  const watchSockets = boundedWebSocketServer({ deflate: true, maxPayload: 4096, handleProtocols: pickProtocol });
   const streams = new OpenStreams();
   let draining = false;
 

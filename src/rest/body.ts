@@ -1,7 +1,7 @@
 /** Request body reading: size limit, media type checks, JSON parsing (400 on malformed JSON). */
 import type { IncomingMessage } from 'node:http';
 import { BadRequest, UnsupportedMediaType } from '../errors/index.js';
-import { readBody } from '../http/read-body.js';
+import { readBody } from '../net/read-body.js';
 import { checkTextDepth } from '../json/depth.js';
 import { LIMITS } from '../limits.js';
 import type { PatchType } from '../operations/types.js';

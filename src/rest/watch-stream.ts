@@ -22,8 +22,8 @@ import { Unavailable, toApiError } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import type { ModelEntry, OperationContext, WatchEvent, WatchOptions } from '../operations/types.js';
 import type { RequestTarget } from '../request/requestinfo.js';
-import { onShutdown } from '../http/shutdown.js';
-import { agreedExtensions } from '../http/websocket.js';
+import { onShutdown } from '../net/shutdown.js';
+import { agreedExtensions } from '../net/websocket.js';
 import { frameModeOf, watchFrames, watchLines, type FrameMode } from './watch-frames.js';
 
 export function watchOptions(url: RequestTarget): WatchOptions {

@@ -29,7 +29,7 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { activeWatchCount } from '../../src/operations/index.js';
-import { configureSendGuard } from '../../src/http/send-guard.js';
+import { configureSendGuard } from '../../src/net/send-guard.js';
 import { adminAuth, freshMongoUrl, startTestGateway, type StoreKind, type TestGateway } from '../helpers/gateway.js';
 import { freePort, spawnGateway, tempDir, type GatewayProcess } from './processes.js';
 

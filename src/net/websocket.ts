@@ -15,9 +15,13 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LIMITS } from '../limits.js';
-import { pickProtocol } from './browser.js';
 
 export interface WebSocketServerOptions {
+  /**
+   * Chooses the sub-protocol answered to the client (the caller's policy: the gateway never
+   * echoes a browser's token sub-protocol, http/browser.ts `pickProtocol`).
+   */
+  handleProtocols: (protocols: Set<string>) => string | false;
   maxPayload?: number;
   /** Agree permessage-deflate when offered (the gateway compresses only where it chooses to). */
   deflate?: boolean;
@@ -30,16 +34,16 @@ export function agreedExtensions(req: IncomingMessage): string {
   return agreed.get(req) ?? '';
 }
 
-export function boundedWebSocketServer(options: WebSocketServerOptions = {}): WebSocketServer {
-  const { maxPayload = LIMITS.wsMessageBytes, deflate = false } = options;
+export function boundedWebSocketServer(options: WebSocketServerOptions): WebSocketServer {
+  const { maxPayload = LIMITS.wsMessageBytes, deflate = false, handleProtocols } = options;
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload,
     // A client's own messages are decompressed with a fresh window each (the watch protocol
     // expects none from it).
     perMessageDeflate: deflate ? { clientNoContextTakeover: true } : false,
-    // Never echo a browser's token sub-protocol (graphql-ws installs its own choice).
-    handleProtocols: pickProtocol,
+    // graphql-ws installs its own choice over this one.
+    handleProtocols,
   });
   if (deflate) {
     wss.on('headers', (headers: string[], req: IncomingMessage) => {
