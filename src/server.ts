@@ -47,7 +47,7 @@ import { RequestObserver } from './ops/observer.js';
 import { parseTarget } from './request/requestinfo.js';
 import { prettyDestination } from './ops/pretty.js';
 import { withStoreMetrics } from './ops/store-metrics.js';
-import { watchesOf } from './registry/open-watches.js';
+import { watchesOf } from './watch/open-watches.js';
 import { ApiDocs } from './apidocs/service.js';
 import { apiDocsRoutes } from './apidocs/routes.js';
 import { publicPages } from './apidocs/public.js';

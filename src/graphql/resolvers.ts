@@ -21,7 +21,7 @@ import {
 } from '../operations/index.js';
 import type { ApiObject } from '../registry/object.js';
 import type { GraphQLContext } from './context.js';
-import { createEventStream } from './event-stream.js';
+import { createEventStream } from '../watch/event-stream.js';
 import { inputToJson } from './json-schema-types.js';
 import { graphQLError } from './errors.js';
 import type { Me, WatchEventType } from './generated/types.js';

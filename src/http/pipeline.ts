@@ -26,7 +26,7 @@ import { resolveEntry } from '../rest/handler.js';
 import { discoveryRoot } from '../apidocs/routes.js';
 import type { RouteContext, RouteTable } from './routes.js';
 import { attach, OpenStreams } from '../net/shutdown.js';
-import { upgradeWatch } from './watch-upgrade.js';
+import { upgradeWatch } from '../watch/rest-sinks.js';
 import { pickProtocol, upgradeAuthorization } from './browser.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
 

@@ -14,7 +14,7 @@ export { deleteObject } from './delete.js';
 export { deleteCollection } from './deletecollection.js';
 export { getStatus, updateStatus, replaceStatus, patchStatus } from './status.js';
 import { prepareWatch as preparePlain, watchObjects as unlimitedWatch, type PreparedWatch } from './watch.js';
-import { withWatchQuota } from './watch-quota.js';
+import { withWatchQuota } from '../watch/quota.js';
 import type { ModelEntry, OperationContext, WatchOptions } from './types.js';
 /** The watch operation, counted against the caller's concurrent-watch quota (watch-quota.ts). */
 export const watchObjects = withWatchQuota(unlimitedWatch);
@@ -52,5 +52,5 @@ export async function prepareWatch(ctx: OperationContext, entry: ModelEntry, opt
   };
 }
 export { encodeWatchEvent, encodeWatchEventBytes, errorEvent, type PreparedWatch, type WatchSink } from './watch.js';
-export { activeWatchCount, endWatches } from '../registry/open-watches.js';
-export { configureWatch, watchSettings, type WatchSettings } from './watch-settings.js';
+export { activeWatchCount, endWatches } from '../watch/open-watches.js';
+export { configureWatch, watchSettings, type WatchSettings } from '../watch/settings.js';

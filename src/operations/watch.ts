@@ -38,8 +38,8 @@ import type { ChangeEvent, FeedGate, WatchHints } from '../store/types.js';
 import { attributesFor, present, storeFailure } from './common.js';
 import { planList, runList } from './list.js';
 import type { ModelEntry, OperationContext, WatchEvent, WatchOptions } from './types.js';
-import { trackWatch } from '../registry/open-watches.js';
-import { watchSettings } from './watch-settings.js';
+import { trackWatch } from '../watch/open-watches.js';
+import { watchSettings } from '../watch/settings.js';
 
 /** Where a started watch delivers. `end` is called once, after the last event. */
 export interface WatchSink {

@@ -13,7 +13,7 @@ import type { IndexBuildProgress, ModelStore, Store } from '../store/types.js';
 import { compileModel, RegistrationError, type CompileOptions } from './compile.js';
 import type { KindHooks } from './hooks.js';
 import type { Model, ModelDeclaration } from './model.js';
-import { endWatches } from './open-watches.js';
+import { endWatches } from '../watch/open-watches.js';
 
 export { RegistrationError };
 

@@ -13,7 +13,7 @@ import type { Registry } from '../registry/registry.js';
 import { COLLECTION_GET_PARAMS, DELETECOLLECTION_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { readJson, readPatch } from './body.js';
 import { sendJson } from './problem.js';
-import { streamWatch } from './watch-stream.js';
+import { streamWatch } from '../watch/rest-sinks.js';
 
 /** List parameters from a query string; repeated parameters are kept. */
 export function listParams(query: URLSearchParams): ListParams {

@@ -8,7 +8,7 @@
  * selector get plain frames. The transport does not depend on the store: embedded only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMPRESS_FOR } from '../../src/rest/watch-frames.js';
+import { COMPRESS_FOR } from '../../src/watch/frames.js';
 import { adminAuth, call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { MERGE, openWatch, person, PERSONS, write, type Watcher } from './helpers.js';
 

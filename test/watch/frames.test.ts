@@ -11,7 +11,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { constants, createInflateRaw, type InflateRaw } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { COMPRESS_FOR, frameModeOf, watchFrames, WINDOW_BITS } from '../../src/rest/watch-frames.js';
+import { COMPRESS_FOR, frameModeOf, watchFrames, WINDOW_BITS } from '../../src/watch/frames.js';
 import type { WatchEvent } from '../../src/operations/types.js';
 
 const event = (name: string, pad = 0): WatchEvent => ({

@@ -24,7 +24,7 @@ import type { ModelEntry, OperationContext, WatchEvent, WatchOptions } from '../
 import type { RequestTarget } from '../request/requestinfo.js';
 import { onShutdown } from '../net/shutdown.js';
 import { agreedExtensions } from '../net/websocket.js';
-import { frameModeOf, watchFrames, watchLines, type FrameMode } from './watch-frames.js';
+import { frameModeOf, watchFrames, watchLines, type FrameMode } from './frames.js';
 
 export function watchOptions(url: RequestTarget): WatchOptions {
   const rv = url.searchParams.get('resourceVersion');

@@ -10,7 +10,7 @@
  */
 import { TooManyRequests } from '../errors/index.js';
 import { resolveLimits } from '../limits.js';
-import type { OperationContext } from './types.js';
+import type { OperationContext } from '../operations/types.js';
 
 const active = new Map<string, number>();
 let limit: number | undefined;
