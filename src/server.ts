@@ -47,7 +47,7 @@ import { RequestObserver } from './ops/observer.js';
 import { parseTarget } from './request/requestinfo.js';
 import { prettyDestination } from './ops/pretty.js';
 import { withStoreMetrics } from './ops/store-metrics.js';
-import { watchesOf } from './watch/open-watches.js';
+import { WatchHub } from './watch/hub.js';
 import { ApiDocs } from './apidocs/service.js';
 import { apiDocsRoutes } from './apidocs/routes.js';
 import { publicPages } from './apidocs/public.js';
@@ -58,6 +58,8 @@ export interface Gateway {
   store: Store;
   /** The plugin lifecycle controller (CONTRACT §7). */
   plugins: PluginController;
+  /** This gateway's watch state: settings, quota, open streams (watch/hub.ts). */
+  watches: WatchHub;
   adminUsername: string;
   /**
    * The administrator's generated password while it has not been changed (this start's or an
@@ -151,6 +153,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ? openAuditLog({ path: config.auditLog, policyFile: config.auditPolicy, onError: (err) => log.error({ err: err.message }, 'audit log write failed') })
     : undefined;
   let registryRef: Registry | undefined;
+  const limits = resolveLimits(process.env, options.limits);
+  const watches = new WatchHub(limits);
   const metrics =
     options.metrics === false
       ? undefined
@@ -159,10 +163,9 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
             group: e.model.group,
             version: e.model.version,
             resource: e.model.plural,
-            count: watchesOf(e.model.storage.key, e.store),
+            count: watches.count(e.model.storage.key),
           })),
         );
-  const limits = resolveLimits(process.env, options.limits);
   // Before anything traced is built: OTel is imported only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
   const stopTracing = await startTracing(process.env, log);
   const deadlined = tracedStore(withDeadline(await openCheckedStore(config, limits.storeTimeoutMs, options.onMongoCommand), limits.storeTimeoutMs));
@@ -171,6 +174,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const securityChanged = () => generation.bump();
   const registry = new Registry(store);
   registryRef = registry;
+  watches.follow(registry);
   const observer = new RequestObserver({ metrics, audit, log, known: (g, v, r) => registry.find(g, v, r) !== undefined });
   const platformStore = (plural: string) => {
     const entry = registry.find('', 'v1alpha1', plural);
@@ -197,6 +201,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   let pluginController: PluginController | undefined;
   const graphql = createGraphQL({
     registry,
+    watches,
     observe: observer,
     authorizer,
     authenticate,
@@ -307,6 +312,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     ]),
     log,
     observer,
+    watches,
   });
 
   const browser = browserPolicy(config.corsOrigins ?? []);
@@ -357,6 +363,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     registry,
     store,
     plugins,
+    watches,
     adminUsername: admin.username,
     adminPassword: admin.shownPassword,
     generatedPassword: admin.generatedNow,

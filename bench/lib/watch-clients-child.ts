@@ -11,7 +11,7 @@
  *
  * Compression: by default each socket offers permessage-deflate as a browser does (RFC 7692),
  * with `server_max_window_bits=12` (a 4 KiB window, so that a socket's inflate state stays
- * small; the gateway compresses with that window, rest/watch-frames.ts). The gateway compresses
+ * small; the gateway compresses with that window, watch/frames.ts). The gateway compresses
  * only change batches (ADDED / MODIFIED / DELETED); BOOKMARK and ERROR go out uncompressed. So
  * a compressed message counts as one change without being inflated, except on the first
  * VERIFIERS sockets, which inflate every compressed message with one inflate stream each, as a

@@ -17,6 +17,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
+import { resolveLimits } from '../../src/limits.js';
+import { WatchHub } from '../../src/watch/hub.js';
 import { ensureBuiltinRoles } from '../../src/bootstrap/security.js';
 import { userCaller } from '../../src/auth/identity.js';
 import { userHooks } from '../../src/auth/user-hooks.js';
@@ -56,7 +58,7 @@ export async function measureFanout(
     await ensureBuiltinRoles(registry);
     await loadPlugins(opts.pluginsDir, registry, pino({ level: 'silent' }));
     const entry = registry.find(GROUP, VERSION, PLURAL)!;
-    const ctx: OperationContext = { caller: userCaller('admin', 'basic'), authorizer: allowAll };
+    const ctx: OperationContext = { caller: userCaller('admin', 'basic'), authorizer: allowAll, watches: new WatchHub(resolveLimits()) };
     let seq = 0;
     const create = (label: string) =>
       ops.createObject(ctx, entry, { metadata: { name: `m-${seq}`, labels: { [LABEL]: label } }, spec: { name: `m-${seq++}`, age: seq % 100 } });

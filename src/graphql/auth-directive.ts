@@ -13,6 +13,7 @@ import { toApiError } from '../errors/index.js';
 import { denial, preauthorized, type Attributes } from '../rbac/authorizer.js';
 import type { GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
+import { admitsWatch } from '../watch/rules.js';
 
 export const AUTH_DIRECTIVE_SDL = /* GraphQL */ `
 """
@@ -62,7 +63,7 @@ function attributesFor(spec: AuthSpec, args: Record<string, unknown>, ctx: Graph
 async function check(spec: AuthSpec, args: Record<string, unknown>, ctx: GraphQLContext): Promise<GraphQLContext> {
   const attrs = attributesFor(spec, args, ctx);
   const decision = await ctx.authorizer.authorize(attrs);
-  if (!decision.allowed && !(spec.verb === 'watch' && decision.names?.size)) throw denial(attrs);
+  if (!admitsWatch(spec.verb, decision)) throw denial(attrs);
   return { ...ctx, authorizer: preauthorized(attrs, decision, ctx.authorizer) };
 }
 

@@ -1,10 +1,13 @@
 /** What every GraphQL resolver receives as context (HTTP and WebSocket alike). */
 import type { FieldOutcome } from '../ops/observer.js';
 import type { Authorizer, Caller } from '../rbac/authorizer.js';
+import type { WatchHub } from '../watch/hub.js';
 
 export interface GraphQLContext {
   caller: Caller;
   authorizer: Authorizer;
+  /** The gateway's watch state (subscriptions). */
+  watches?: WatchHub;
   /** Told when a field checked by @auth ends (the audit log: ops/observer.ts). */
   fieldDone?: (f: FieldOutcome) => void;
 }

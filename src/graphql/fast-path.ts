@@ -93,7 +93,7 @@ const isJsonBody = (req: IncomingMessage) => {
   return ct === 'application/json' || ct === 'application/json;charset=utf-8';
 };
 
-/** The body, or undefined when it is over the limit (read and discarded: see http/read-body.ts). */
+/** The body, or undefined when it is over the limit (read and discarded: see net/read-body.ts). */
 async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   try {
     return await readLimitedBody(req, MAX_BODY_BYTES);

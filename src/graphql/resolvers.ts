@@ -36,7 +36,7 @@ export interface WatchPayload {
   resourceVersion: string;
 }
 
-const opContext = (ctx: GraphQLContext): OperationContext => ({ caller: ctx.caller, authorizer: ctx.authorizer });
+const opContext = (ctx: GraphQLContext): OperationContext => ({ caller: ctx.caller, authorizer: ctx.authorizer, watches: ctx.watches });
 
 /** `null`/absent list arguments → undefined, a single string → a list of one. */
 const strings = (v: unknown): string[] | undefined =>

@@ -26,6 +26,7 @@ import { guardSends } from '../net/send-guard.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
 import { pickProtocol, upgradeAuthorization } from '../http/browser.js';
 import type { FieldOutcome } from '../ops/observer.js';
+import type { WatchHub } from '../watch/hub.js';
 
 const REBUILD_DELAY_MS = 20;
 
@@ -49,6 +50,8 @@ export interface GraphQLOptions extends BuildOptions {
   graphiql?: boolean;
   /** Told of callers, operations and @auth-checked fields (metrics and audit: ops/observer.ts). */
   observe?: GraphQLObserver;
+  /** The gateway's watch state: subscriptions and the graphql-ws send guard use it. */
+  watches?: WatchHub;
 }
 
 export interface GraphQLObserver {
@@ -190,7 +193,7 @@ const useCurrentSchema = (holder: SchemaHolder): Plugin => ({
 });
 
 export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
-  const { registry, authorizer, authenticate } = options;
+  const { registry, authorizer, authenticate, watches } = options;
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   registry.addCheck?.(checkNames);
 
@@ -238,11 +241,11 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       // WebSocket operations arrive with the caller resolved at connection time.
       const known = (initial as { caller?: Caller }).caller;
       const req = (initial as { req?: IncomingMessage }).req;
-      if (known) return observed({ caller: known, authorizer }, req, false);
+      if (known) return observed({ caller: known, authorizer, watches }, req, false);
       try {
-        if (req) return observed({ caller: await callerOf(req), authorizer }, req, true);
+        if (req) return observed({ caller: await callerOf(req), authorizer, watches }, req, true);
         const header = initial.request.headers.get('authorization') ?? undefined;
-        return { caller: await authenticate(header), authorizer };
+        return { caller: await authenticate(header), authorizer, watches };
       } catch (err) {
         throw toGraphQLError(err, { request: true });
       }
@@ -351,7 +354,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
           }
         }
         wss.handleUpgrade(req, socket, head, (ws) => {
-          guardSends(ws);
+          guardSends(ws, watches?.sendGuard);
           if (caller) upgradeCallers.set(ws, caller);
           wss.emit('connection', ws, req);
         });

@@ -14,7 +14,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Authenticate } from '../auth/authenticate.js';
 import { ApiError, BadRequest, Forbidden, MethodNotAllowed, NotFound, toApiError, Unauthenticated, Unavailable } from '../errors/index.js';
-import { rejectUpgrade, sendProblem } from '../errors/http.js';
+import { GOING_AWAY_CLOSE, rejectUpgrade, sendProblem } from '../errors/http.js';
 import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../rbac/authorizer.js';
 import type { Registry } from '../registry/registry.js';
 import type { PublicEndpoint } from '../ops/health.js';
@@ -26,9 +26,12 @@ import { resolveEntry } from '../rest/handler.js';
 import { discoveryRoot } from '../apidocs/routes.js';
 import type { RouteContext, RouteTable } from './routes.js';
 import { attach, OpenStreams } from '../net/shutdown.js';
-import { upgradeWatch } from '../watch/rest-sinks.js';
 import { pickProtocol, upgradeAuthorization } from './browser.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
+import * as ops from '../operations/index.js';
+import type { WatchHub } from '../watch/hub.js';
+import { acceptWatchSocket, watchOptions } from '../watch/rest-sinks.js';
+import { admitsWatch, isWatchQuery } from '../watch/rules.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -50,6 +53,8 @@ export interface PipelineDeps {
   /** A public tree of files (the console at /console/: console/serve.ts), served before authentication. */
   publicFiles?: { owns(pathname: string): boolean; serve(req: IncomingMessage, res: ServerResponse, pathname: string): void };
   log: Logger;
+  /** The gateway's watch state (REST watches, ndjson and WebSocket). */
+  watches: WatchHub;
   /** Told of every request at its start (metrics, audit and request log: ops/observer.ts). */
   observer?: RequestObserver;
 }
@@ -64,11 +69,6 @@ export interface Pipeline {
   endWatches(): void;
   close(): void;
 }
-
-const isWatchQuery = (t: RequestTarget) => {
-  const w = t.searchParams.get('watch');
-  return w === 'true' || w === '1';
-};
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { authenticate, authorizer } = deps;
@@ -97,13 +97,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     // A right on /apis (/api) also opens the discovery paths below it (apidocs/routes.ts).
     const root = decision.allowed ? undefined : discoveryRoot(info);
     if (root) decision = await authorizer.authorize({ ...attrs, path: root });
-    // A watch may open restricted to the objects a resourceNames grant names (operations/watch.ts).
-    const partialWatch = info.verb === 'watch' && !!decision.names?.size;
-    if (!decision.allowed && !partialWatch) {
+    // A watch may open restricted to the objects a resourceNames grant names (watch/rules.ts).
+    if (!admitsWatch(info.verb, decision)) {
       throw caller.authenticated ? new Forbidden(deniedMessage(attrs)) : new Unauthenticated(`authentication required: ${deniedMessage(attrs)}`);
     }
     if (info.malformed) throw new BadRequest(info.malformed);
-    return { caller, info, target, operations: { caller, authorizer: preauthorized(attrs, decision, authorizer) } };
+    return { caller, info, target, operations: { caller, authorizer: preauthorized(attrs, decision, authorizer), watches: deps.watches } };
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -129,7 +128,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         return await deps.graphql.handle(req, res);
       }
       const method = req.method ?? 'GET';
-      const watch = method === 'GET' && isWatchQuery(target);
+      const watch = method === 'GET' && isWatchQuery(target.searchParams);
       if (watch) attach(req, streams);
       const rc = await admitRequest(req, method, target, watch, seen);
       await deps.routes.resolve(method, rc.info, target)(req, res, rc);
@@ -159,7 +158,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (!rc.info.isResourceRequest || rc.info.name) throw new NotFound(`no watch endpoint at ${target.pathname}`);
       const entry = resolveEntry(deps.registry, rc.info);
       rejectUnknownParams(target.searchParams, COLLECTION_GET_PARAMS);
-      await upgradeWatch(watchSockets, req, socket, head, rc.operations, entry, target);
+      const prepared = await ops.prepareWatch(rc.operations, entry, watchOptions(target));
+      acceptWatchSocket(deps.watches, watchSockets, req, socket, head, prepared);
       seen?.end(101);
     } catch (e) {
       const err = toApiError(e);
@@ -176,7 +176,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     endWatches() {
       draining = true;
       streams.endAll();
-      for (const ws of watchSockets.clients) ws.close(1001, 'server shutting down');
+      for (const ws of watchSockets.clients) ws.close(GOING_AWAY_CLOSE, 'server shutting down');
     },
     close() {
       for (const ws of watchSockets.clients) ws.terminate();

@@ -7,7 +7,7 @@
  *  - an idle keep-alive connection is closed after `keepAliveTimeoutMs`.
  *  - at most `connectionsPerAddress` concurrent connections per client address; a request on a
  *    connection beyond that gets 429 problem and the connection is closed (WebSocket upgrades:
- *    see http/upgrade.ts).
+ *    see net/upgrade.ts).
  *  - requests Node cannot parse (`clientError`) get a problem+json answer: 431 for headers or a
  *    URL over `headerBytes`, 408 for timeouts, 400 otherwise. The answer is written, the
  *    connection half-closed, and what the client still sends is read and discarded for a while,
@@ -19,7 +19,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, BadRequest, PayloadTooLarge, RequestTimeout, TooManyRequests } from '../errors/index.js';
 import { resolveLimits, type Limits } from '../limits.js';
-import { errorHeaders, toProblem } from '../errors/http.js';
+import { rawProblem, sendProblem } from '../errors/http.js';
 
 /** Sockets over the per-address cap: their requests and upgrades are refused with 429. */
 const overCap = new WeakMap<Socket, TooManyRequests>();
@@ -29,18 +29,6 @@ export const connectionRefusal = (socket: object): TooManyRequests | undefined =
 
 /** How long a refused connection is drained before it is destroyed. */
 const LINGER_MS = 5000;
-
-/** A complete HTTP/1.1 problem response, for writing on a raw socket. */
-export function rawProblem(err: ApiError, instance: string, headers: Record<string, string> = {}, head = false): string {
-  const body = JSON.stringify(toProblem(err, instance));
-  const extra = Object.entries({ ...errorHeaders(err), ...headers })
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join('');
-  return (
-    `HTTP/1.1 ${err.status} ${err.title}\r\n${extra}content-type: application/problem+json\r\n` +
-    `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${head ? '' : body}`
-  );
-}
 
 /**
  * Writes `response`, half-closes, and discards what the peer still sends until it closes or
@@ -112,12 +100,13 @@ export function guardServer(server: Server, limits: Limits = resolveLimits()): v
     });
   });
 
+  /** The response being written on a socket, from its request until it finished or closed. */
+  const inFlight = new WeakMap<Socket, ServerResponse>();
   const answered = new WeakSet<Socket>();
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (answered.has(socket)) return;
     answered.add(socket);
-    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
-    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight.get(socket)?.headersSent) {
       socket.destroy();
       return;
     }
@@ -131,17 +120,17 @@ export function guardServer(server: Server, limits: Limits = resolveLimits()): v
   const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const refusal = overCap.get(req.socket);
+    const socket = req.socket;
+    inFlight.set(socket, res);
+    const done = () => {
+      if (inFlight.get(socket) === res) inFlight.delete(socket);
+    };
+    res.once('finish', done);
+    res.once('close', done);
+    const refusal = overCap.get(socket);
     if (refusal) {
-      const body = JSON.stringify(toProblem(refusal, (req.url ?? '').split('?')[0]!));
       res.shouldKeepAlive = false;
-      res.writeHead(429, {
-        ...errorHeaders(refusal),
-        'content-type': 'application/problem+json',
-        'content-length': Buffer.byteLength(body),
-        connection: 'close',
-      });
-      res.end(body);
+      sendProblem(res, refusal, (req.url ?? '').split('?')[0]!, undefined, { connection: 'close' });
       return;
     }
     for (const handler of handlers) handler.call(server, req, res);

@@ -6,7 +6,7 @@
  * `bufferedAmount` beyond one message: the socket's send path stalls, the subscription's events
  * pile up in its queue (bounded by the GraphQL layer, 1,000 events → ERROR), and the socket
  * stays open until graphql-ws's keep-alive gives up on it. A buffer check like the REST
- * transports' (rest/watch-stream.ts) would never fire, so this guard watches progress instead:
+ * transports' (watch/rest-sinks.ts) would never fire, so this guard watches progress instead:
  * a socket whose sends have made no progress for `drainMs` while data waits, or that has more
  * than `hardBufferBytes` waiting when another message is queued, is closed with 4503 (the
  * gateway's own code: the consumer fell too far behind) and terminated a second later (a client
@@ -14,9 +14,10 @@
  * which frees their queues.
  */
 import type { WebSocket } from 'ws';
+import { closeCodeOf } from '../errors/http.js';
 
 /** The close code of a cut slow consumer (the gateway's own; CONTRACT names none for this). */
-export const SLOW_CONSUMER_CLOSE = 4503;
+export const SLOW_CONSUMER_CLOSE = closeCodeOf(503);
 const REASON = 'Too slow: the consumer fell too far behind';
 
 export interface SendGuardSettings {
@@ -28,14 +29,8 @@ export interface SendGuardSettings {
   terminateMs: number;
 }
 
-const DEFAULTS: SendGuardSettings = { drainMs: 5000, hardBufferBytes: 8 << 20, terminateMs: 1000 };
-
-export const sendGuardSettings: SendGuardSettings = { ...DEFAULTS };
-
-/** Changes the settings for sockets guarded afterwards; `configureSendGuard()` restores the defaults. */
-export function configureSendGuard(s: Partial<SendGuardSettings> = DEFAULTS): void {
-  Object.assign(sendGuardSettings, s === DEFAULTS ? DEFAULTS : s);
-}
+/** The defaults; each gateway holds its own copy (its WatchHub's `sendGuard`). */
+export const SEND_GUARD_DEFAULTS: Readonly<SendGuardSettings> = Object.freeze({ drainMs: 5000, hardBufferBytes: 8 << 20, terminateMs: 1000 });
 
 type SendCallback = (err?: Error) => void;
 
@@ -50,8 +45,8 @@ const byteLength = (data: unknown): number =>
  * cut while it reads. The 8 MiB bound applies to what is already waiting when another message
  * is queued: one large result alone never trips it.
  */
-export function guardSends(ws: WebSocket, onCut?: () => void): void {
-  const { drainMs, hardBufferBytes, terminateMs } = sendGuardSettings;
+export function guardSends(ws: WebSocket, settings: Readonly<SendGuardSettings> = SEND_GUARD_DEFAULTS, onCut?: () => void): void {
+  const { drainMs, hardBufferBytes, terminateMs } = settings;
   const send = ws.send.bind(ws) as (data: unknown, options: unknown, cb?: SendCallback) => void;
   /** Sends whose callback has not come yet (graphql-ws: at most one per operation). */
   let outstanding = 0;

@@ -9,7 +9,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { BadRequest, MethodNotAllowed, type ApiError } from '../errors/index.js';
-import { answerAndLinger, connectionRefusal, rawProblem } from './guard.js';
+import { rawProblem } from '../errors/http.js';
+import { answerAndLinger, connectionRefusal } from './guard.js';
 
 const KEY = /^[+/0-9A-Za-z]{22}==$/;
 

@@ -7,7 +7,7 @@
  * client could flood).
  *
  * The REST watch server also agrees permessage-deflate (RFC 7692) when a client offers it, so
- * that batches can be sent compressed, once for all sockets (rest/watch-frames.ts). ws itself
+ * that batches can be sent compressed, once for all sockets (watch/frames.ts). ws itself
  * then compresses nothing (every send passes `compress: false`), so no socket owns a deflate
  * stream; the extension's parameters as agreed are kept per request (`agreedExtensions`).
  */

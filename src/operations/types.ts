@@ -4,11 +4,13 @@
  */
 import type { Authorizer, Caller } from '../rbac/authorizer.js';
 import type { ApiObject } from '../registry/object.js';
-import type { WatchEventType } from '../store/types.js';
+import type { WatchHub } from '../watch/hub.js';
 
 export interface OperationContext {
   caller: Caller;
   authorizer: Authorizer;
+  /** The gateway's watch state; only watches need it (the doors that serve watches set it). */
+  watches?: WatchHub;
 }
 
 export type { ModelEntry } from '../registry/registry.js';
@@ -29,15 +31,4 @@ export interface ListResult {
 
 export type PatchType = 'merge' | 'json';
 
-export interface WatchOptions {
-  labelSelector?: string[];
-  fieldSelector?: string[];
-  /** Resume after this change-feed position; without it, ADDED for every current match first. */
-  resourceVersion?: string;
-}
-
-export interface WatchEvent {
-  type: WatchEventType | 'BOOKMARK' | 'ERROR';
-  object: ApiObject | { code: number; message: string };
-  resourceVersion: string;
-}
+export type { PreparedWatch, WatchEvent, WatchOptions, WatchSink } from '../watch/types.js';

@@ -7,13 +7,13 @@
  * A set of models (one plugin's) registers all or nothing: every declaration is compiled and
  * checked, every model's storage is opened (which builds its indexes over existing objects),
  * and only then are they all published together. Nothing is served before its indexes exist.
- * Listeners (GraphQL schema swap) are told after every change.
+ * Listeners (GraphQL schema swap, the watch hub ending the streams of removed models) are told
+ * after every change, with the entries it removed.
  */
 import type { IndexBuildProgress, ModelStore, Store } from '../store/types.js';
 import { compileModel, RegistrationError, type CompileOptions } from './compile.js';
 import type { KindHooks } from './hooks.js';
 import type { Model, ModelDeclaration } from './model.js';
-import { endWatches } from '../watch/open-watches.js';
 
 export { RegistrationError };
 
@@ -23,6 +23,12 @@ export interface ModelEntry {
   store: ModelStore;
   /** Per-kind behaviour of platform kinds (registry/hooks.ts). */
   hooks?: KindHooks;
+}
+
+/** What a registry change removed (`why`: e.g. the plugin that stopped), for change listeners. */
+export interface RegistryChange {
+  removed: readonly ModelEntry[];
+  why?: string;
 }
 
 /** Extra checks over the whole set of models (e.g. GraphQL name clashes); throw to refuse. */
@@ -39,7 +45,7 @@ const keyOfModel = (m: Model) => keyOf(m.group, m.version, m.plural);
 
 export class Registry {
   private readonly byKey = new Map<string, ModelEntry>();
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(change: RegistryChange) => void>();
   private readonly checks: RegistryCheck[] = [];
   /** Tail of the queue of registry changes. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -69,7 +75,7 @@ export class Registry {
     return this.entries().filter((e) => e.model.plugin === plugin);
   }
 
-  onChange(listener: () => void): () => void {
+  onChange(listener: (change: RegistryChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -134,7 +140,7 @@ export class Registry {
         entries.push(opts.hooks ? { model, store, hooks: opts.hooks } : { model, store });
       }
       for (const e of entries) this.byKey.set(keyOfModel(e.model), e);
-      this.emit();
+      this.emit({ removed: [] });
       return entries;
     });
   }
@@ -143,10 +149,7 @@ export class Registry {
   unregister(group: string, version: string, plural: string): boolean {
     const entry = this.byKey.get(keyOf(group, version, plural));
     const removed = this.byKey.delete(keyOf(group, version, plural));
-    if (removed) {
-      this.emit();
-      endWatches(entry!.model.storage.key, `${entry!.model.apiVersion} ${plural} is no longer served`);
-    }
+    if (removed) this.emit({ removed: [entry!] });
     return removed;
   }
 
@@ -158,16 +161,15 @@ export class Registry {
     return this.serialize(async () => {
       const gone = this.ofPlugin(plugin);
       for (const e of gone) this.byKey.delete(keyOfModel(e.model));
-      if (gone.length) this.emit();
-      for (const e of gone) endWatches(e.model.storage.key, `${e.model.apiVersion} ${e.model.plural} is no longer served (plugin "${plugin}" stopped)`);
+      if (gone.length) this.emit({ removed: gone, why: `plugin "${plugin}" stopped` });
       return gone;
     });
   }
 
-  private emit(): void {
+  private emit(change: RegistryChange): void {
     for (const l of this.listeners) {
       try {
-        l();
+        l(change);
       } catch {
         // a listener's failure must not undo a registration
       }

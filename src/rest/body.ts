@@ -3,10 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { BadRequest, UnsupportedMediaType } from '../errors/index.js';
 import { readBody } from '../net/read-body.js';
 import { checkTextDepth } from '../json/depth.js';
-import { LIMITS } from '../limits.js';
 import type { PatchType } from '../operations/types.js';
-
-export const MAX_BODY_BYTES = LIMITS.bodyBytes;
 
 const mediaType = (req: IncomingMessage): string =>
   (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();

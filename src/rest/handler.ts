@@ -13,7 +13,8 @@ import type { Registry } from '../registry/registry.js';
 import { COLLECTION_GET_PARAMS, DELETECOLLECTION_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { readJson, readPatch } from './body.js';
 import { sendJson } from './problem.js';
-import { streamWatch } from '../watch/rest-sinks.js';
+import { streamWatch, watchOptions } from '../watch/rest-sinks.js';
+import { isWatchQuery } from '../watch/rules.js';
 
 /** List parameters from a query string; repeated parameters are kept. */
 export function listParams(query: URLSearchParams): ListParams {
@@ -59,8 +60,9 @@ export async function handleResource(
   if (!name) {
     switch (method) {
       case 'GET': {
-        if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') {
-          return streamWatch(req, res, ctx, entry, url);
+        if (isWatchQuery(url.searchParams)) {
+          const prepared = await ops.prepareWatch(ctx, entry, watchOptions(url));
+          return streamWatch(ctx.watches!, req, res, prepared);
         }
         return sendJson(res, 200, await ops.listObjects(ctx, entry, listParams(url.searchParams)));
       }

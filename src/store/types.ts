@@ -144,7 +144,7 @@ export interface WatchHints {
    * order, in one call instead of one `onEvent` per change. Every member of a group receives
    * the same array, so work derived from it can be shared (and must not modify it).
    * `audience` is how many subscribers receive this same array (the group's size), so a
-   * consumer can judge what shared work on it is worth (rest/watch-frames.ts compresses only
+   * consumer can judge what shared work on it is worth (watch/frames.ts compresses only
    * for many).
    */
   onBatch?(events: readonly ChangeEvent[], audience: number): void;

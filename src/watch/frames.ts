@@ -16,7 +16,7 @@
  * so what a socket received earlier does not matter. Watch events of one model share most of
  * their text, so a message shrinks to ~10 % of its size (bench/RESULTS.md "Watch").
  *
- * The compressor is pako's zlib port, one stream for the process, reset for each batch and
+ * The compressor is pako's zlib port, one stream per gateway (its WatchHub's FrameEncoder), reset for each batch and
  * writing into one reused output buffer. Node's zlib has no synchronous call that keeps a
  * stream open: `deflateRawSync` per message built and freed a native zlib state (~40 KB,
  * reported to V8 as external memory) for every event, and at a few thousand events per second
@@ -25,7 +25,7 @@
  *
  * A socket gets the compressed bytes when it agreed permessage-deflate without
  * `server_no_context_takeover` and with a window (`server_max_window_bits`, 15 when absent) of
- * at least WINDOW_BITS, and when nothing else is ever compressed on it (rest/watch-stream.ts
+ * at least WINDOW_BITS, and when nothing else is ever compressed on it (./rest-sinks.ts
  * sends its single events with `compress: false`). Uncompressed messages may always be sent,
  * so every other socket gets the plain frames.
  *
@@ -38,8 +38,8 @@
  * out one event at a time through ws.
  */
 import { Z_DEFAULT_STRATEGY, Z_OK, Z_SYNC_FLUSH, ZStream, zlibDeflate, zlibDeflateInit2, zlibDeflateReset } from 'pako';
-import * as ops from '../operations/index.js';
-import type { WatchEvent } from '../operations/types.js';
+import { encodeWatchEventBytes } from './encode.js';
+import type { WatchEvent } from './types.js';
 
 /** First byte of a whole text frame (FIN, opcode 1); RSV1 added marks a compressed message (RFC 7692 §6). */
 const TEXT_FRAME = 0x81;
@@ -99,21 +99,8 @@ interface BatchBytes {
   lines?: Buffer;
 }
 
-const batches = new WeakMap<readonly WatchEvent[], BatchBytes>();
-
-function bytesOf(events: readonly WatchEvent[]): BatchBytes {
-  let b = batches.get(events);
-  if (b === undefined) {
-    const payloads = events.map((e) => ops.encodeWatchEventBytes(e));
-    const size = payloads.reduce((n, p) => n + p.length, 0);
-    const join = events.length > 1 && size <= JOIN_MAX_AVERAGE * events.length;
-    batches.set(events, (b = { payloads: join ? payloads : null }));
-  }
-  return b;
-}
-
 /**
- * The process's batch compressor: one raw deflate stream (pako's low-level zlib API), reset for
+ * A batch compressor: one raw deflate stream (pako's low-level zlib API), reset for
  * every batch, with an output buffer kept from one batch to the next.
  */
 class BatchDeflater {
@@ -211,26 +198,43 @@ function textFrames(payloads: readonly Buffer[]): Buffer {
 const endsWithSyncTail = (b: Uint8Array, end: number) =>
   end >= 4 && b[end - 4] === SYNC_TAIL[0] && b[end - 3] === SYNC_TAIL[1] && b[end - 2] === SYNC_TAIL[2] && b[end - 1] === SYNC_TAIL[3];
 
-let deflater: BatchDeflater | undefined;
-const deflateFrames = (payloads: readonly Buffer[]) => (deflater ??= new BatchDeflater()).frames(payloads);
-
 /**
- * The batch as one Buffer of WebSocket frames for a socket of the given mode, `audience`
- * watchers receiving it; undefined when the batch is not joined (send its events one by one).
+ * The frames and lines of batches for one gateway: the bytes of a batch are built once (kept
+ * while the batch array lives) and its compressor is this gateway's own.
  */
-export function watchFrames(events: readonly WatchEvent[], mode: FrameMode = 'plain', audience = 1): Buffer | undefined {
-  const b = bytesOf(events);
-  if (!b.payloads) return undefined;
-  if (mode === 'deflate' && audience >= COMPRESS_FOR) {
-    if (b.deflated === undefined) b.deflated = deflateFrames(b.payloads);
-    if (b.deflated) return b.deflated;
-  }
-  return (b.frames ??= textFrames(b.payloads));
-}
+export class FrameEncoder {
+  private readonly batches = new WeakMap<readonly WatchEvent[], BatchBytes>();
+  private deflater: BatchDeflater | undefined;
 
-/** The batch as newline-delimited JSON in one Buffer; undefined: write the events one by one. */
-export function watchLines(events: readonly WatchEvent[]): Buffer | undefined {
-  const b = bytesOf(events);
-  if (!b.payloads) return undefined;
-  return (b.lines ??= Buffer.concat(b.payloads.flatMap((p) => [p, NEWLINE])));
+  private bytesOf(events: readonly WatchEvent[]): BatchBytes {
+    let b = this.batches.get(events);
+    if (b === undefined) {
+      const payloads = events.map((e) => encodeWatchEventBytes(e));
+      const size = payloads.reduce((n, p) => n + p.length, 0);
+      const join = events.length > 1 && size <= JOIN_MAX_AVERAGE * events.length;
+      this.batches.set(events, (b = { payloads: join ? payloads : null }));
+    }
+    return b;
+  }
+
+  /**
+   * The batch as one Buffer of WebSocket frames for a socket of the given mode, `audience`
+   * watchers receiving it; undefined when the batch is not joined (send its events one by one).
+   */
+  watchFrames(events: readonly WatchEvent[], mode: FrameMode = 'plain', audience = 1): Buffer | undefined {
+    const b = this.bytesOf(events);
+    if (!b.payloads) return undefined;
+    if (mode === 'deflate' && audience >= COMPRESS_FOR) {
+      if (b.deflated === undefined) b.deflated = (this.deflater ??= new BatchDeflater()).frames(b.payloads);
+      if (b.deflated) return b.deflated;
+    }
+    return (b.frames ??= textFrames(b.payloads));
+  }
+
+  /** The batch as newline-delimited JSON in one Buffer; undefined: write the events one by one. */
+  watchLines(events: readonly WatchEvent[]): Buffer | undefined {
+    const b = this.bytesOf(events);
+    if (!b.payloads) return undefined;
+    return (b.lines ??= Buffer.concat(b.payloads.flatMap((p) => [p, NEWLINE])));
+  }
 }

@@ -1,31 +1,42 @@
 /**
- * Watch transports for REST: WebSocket upgrade on a collection path (one JSON text frame per
- * event) and, for plain HTTP clients, `GET …?watch=true` streamed as newline-delimited JSON.
- * Both run operations.prepareWatch (authorization, selectors: refusals are plain HTTP errors)
- * and only then accept the connection and start the watch, so a refused or malformed upgrade
- * leaves nothing subscribed.
+ * The sinks of REST watches: for plain HTTP clients, `GET …?watch=true` streamed as
+ * newline-delimited JSON (`streamWatch`); for a WebSocket upgrade on a collection path, one JSON
+ * text frame per event (`acceptWatchSocket`). Both take a PreparedWatch (the watch verb has
+ * already authorized and validated the request, so refusals were plain HTTP errors) and only
+ * then accept the connection and start the watch: a refused or malformed upgrade leaves nothing
+ * subscribed.
  *
  * Batches: the watchers of one selector receive each read of the change feed as one array of
- * events (operations/watch.ts `sendBatch`); its bytes (ndjson lines, or WebSocket text frames,
- * compressed for sockets that agreed permessage-deflate: ./watch-frames.ts) are built once per
- * array and leave in one write per socket.
+ * events (WatchSink.sendBatch); its bytes (ndjson lines, or WebSocket text frames, compressed
+ * for sockets that agreed permessage-deflate: ./frames.ts) are built once per array and leave
+ * in one write per socket.
  *
  * Resource safety: a consumer whose unsent data stays above `softBufferBytes` for `stallMs`, or
  * exceeds `hardBufferBytes`, gets ERROR 503 and is disconnected (its subscription ends at once,
- * its socket within a second); WebSockets are pinged every `pingMs` (operations/watch-settings).
+ * its socket within a second); WebSockets are pinged every `pingMs` (the gateway's WatchHub
+ * settings).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
+import { closeCodeOf, closeReason } from '../errors/http.js';
 import { Unavailable, toApiError } from '../errors/index.js';
-import * as ops from '../operations/index.js';
-import type { ModelEntry, OperationContext, WatchEvent, WatchOptions } from '../operations/types.js';
-import type { RequestTarget } from '../request/requestinfo.js';
 import { onShutdown } from '../net/shutdown.js';
 import { agreedExtensions } from '../net/websocket.js';
-import { frameModeOf, watchFrames, watchLines, type FrameMode } from './frames.js';
+import type { RequestTarget } from '../request/requestinfo.js';
+import { encodeWatchEvent, encodeWatchEventBytes, errorEvent } from './encode.js';
+import { frameModeOf, type FrameEncoder, type FrameMode } from './frames.js';
+import type { WatchSettings } from './settings.js';
+import type { PreparedWatch, WatchEvent, WatchOptions } from './types.js';
 
+/** What the sinks need of the gateway's WatchHub. */
+export interface SinkParts {
+  settings: Readonly<WatchSettings>;
+  frames: FrameEncoder;
+}
+
+/** The watch options of a REST request's query string. */
 export function watchOptions(url: RequestTarget): WatchOptions {
   const rv = url.searchParams.get('resourceVersion');
   return {
@@ -35,8 +46,6 @@ export function watchOptions(url: RequestTarget): WatchOptions {
   };
 }
 
-export const errorEvent = ops.errorEvent;
-
 const slowConsumer = () =>
   new Unavailable('The watcher fell too far behind (its unsent events exceeded the buffer limit); watch again from the last resourceVersion.');
 
@@ -45,13 +54,14 @@ class FlowGuard {
   private stallTimer: NodeJS.Timeout | undefined;
   private done = false;
   constructor(
+    private readonly settings: Readonly<WatchSettings>,
     private readonly buffered: () => number,
     private readonly cut: () => void,
   ) {}
 
   check(): void {
     if (this.done) return;
-    const { softBufferBytes, hardBufferBytes, stallMs } = ops.watchSettings;
+    const { softBufferBytes, hardBufferBytes, stallMs } = this.settings;
     const b = this.buffered();
     if (b > hardBufferBytes) return this.fire();
     if (b <= softBufferBytes || this.stallTimer) return;
@@ -74,15 +84,8 @@ class FlowGuard {
   }
 }
 
-/** HTTP streaming watch (ndjson). Errors before the stream starts are normal problem responses. */
-export async function streamWatch(
-  req: IncomingMessage,
-  res: ServerResponse,
-  ctx: OperationContext,
-  entry: ModelEntry,
-  url: RequestTarget,
-): Promise<void> {
-  const prepared = await ops.prepareWatch(ctx, entry, watchOptions(url));
+/** HTTP streaming watch (ndjson). Errors before the stream starts were normal problem responses. */
+export async function streamWatch(hub: SinkParts, req: IncomingMessage, res: ServerResponse, prepared: PreparedWatch): Promise<void> {
   // Headers go out at once, so clients see the stream open before the first event.
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
   res.flushHeaders();
@@ -97,12 +100,12 @@ export async function streamWatch(
   };
   const write = (e: WatchEvent) => {
     if (finished || res.destroyed) return;
-    res.write(`${ops.encodeWatchEvent(e)}\n`);
+    res.write(`${encodeWatchEvent(e)}\n`);
     flow.check();
   };
   const writeBatch = (events: readonly WatchEvent[]) => {
     if (finished || res.destroyed) return;
-    const bytes = watchLines(events);
+    const bytes = hub.frames.watchLines(events);
     if (!bytes) {
       for (const e of events) write(e);
       return;
@@ -111,9 +114,10 @@ export async function streamWatch(
     flow.check();
   };
   const flow = new FlowGuard(
+    hub.settings,
     () => res.writableLength,
     () => {
-      write(ops.errorEvent(slowConsumer()));
+      write(errorEvent(slowConsumer()));
       finish();
       setTimeout(() => res.destroy(), 1000).unref();
     },
@@ -127,7 +131,7 @@ export async function streamWatch(
   try {
     stop = await prepared.start({ send: write, sendBatch: writeBatch, end: finish });
   } catch (e) {
-    write(ops.errorEvent(toApiError(e)));
+    write(errorEvent(toApiError(e)));
     finish();
     unregister();
     return;
@@ -140,21 +144,17 @@ export async function streamWatch(
 }
 
 /**
- * The REST WebSocket watch, from the upgrade request to the end of the stream: prepares the
- * watch (a refusal is thrown before anything is accepted; the caller answers it on the raw
- * socket), completes the WebSocket handshake, and only then subscribes. A failed handshake never
- * reaches the subscription.
+ * The REST WebSocket watch after the verb prepared it: completes the WebSocket handshake, and
+ * only then subscribes. A failed handshake never reaches the subscription.
  */
-export async function upgradeWatch(
+export function acceptWatchSocket(
+  hub: SinkParts,
   wss: WebSocketServer,
   req: IncomingMessage,
   socket: Duplex,
   head: Buffer,
-  ctx: OperationContext,
-  entry: ModelEntry,
-  url: RequestTarget,
-): Promise<void> {
-  const prepared = await ops.prepareWatch(ctx, entry, watchOptions(url));
+  prepared: PreparedWatch,
+): void {
   // A handshake that fails never calls back: give the prepared watch up when the socket goes.
   let accepted = false;
   socket.once('close', () => {
@@ -162,11 +162,16 @@ export async function upgradeWatch(
   });
   wss.handleUpgrade(req, socket, head, (ws) => {
     accepted = true;
-    void runSocket(ws, prepared, frameModeOf(agreedExtensions(req)));
+    void runSocket(hub, ws, socket as Socket, prepared, frameModeOf(agreedExtensions(req)));
   });
 }
 
-async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch, mode: FrameMode): Promise<void> {
+/**
+ * `raw` is the upgraded connection the server handed us (the socket ws now writes its frames
+ * to): its own cork/uncork batch a turn's events into one write, and ready-made frames are
+ * written to it directly.
+ */
+async function runSocket(hub: SinkParts, ws: WebSocket, raw: Socket, prepared: PreparedWatch, mode: FrameMode): Promise<void> {
   let stop = () => {};
   let finished = false;
   let lastError: WatchEvent | undefined;
@@ -175,7 +180,7 @@ async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch, mode: Frame
     if (!alive) return ws.terminate();
     alive = false;
     ws.ping();
-  }, ops.watchSettings.pingMs);
+  }, hub.settings.pingMs);
   ping.unref();
   ws.on('pong', () => (alive = true));
 
@@ -187,29 +192,27 @@ async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch, mode: Frame
     stop();
     if (ws.readyState === ws.OPEN) {
       const obj = lastError?.object as { code?: number; message?: string } | undefined;
-      const code = obj?.code ? 4000 + Math.min(obj.code, 999) : 1000;
-      ws.close(code, (obj?.message ?? '').slice(0, 100));
+      ws.close(closeCodeOf(obj?.code), closeReason(obj?.message));
     }
   };
   // Events handed over in one turn of the event loop (a poll of the feed delivers its whole
   // batch synchronously) leave in one write: the socket is corked until the next tick.
-  const raw = (ws as unknown as { _socket?: Socket })._socket;
   let corked = false;
   const uncork = () => {
     corked = false;
-    raw?.uncork();
+    raw.uncork();
   };
   const send = (e: WatchEvent) => {
     if (finished || ws.readyState !== ws.OPEN) return;
     if (e.type === 'ERROR') lastError = e;
-    if (raw && !corked) {
+    if (!corked) {
       corked = true;
       raw.cork();
       process.nextTick(uncork);
     }
     // The same bytes for every socket that sends this event, as a text frame. Never compressed
-    // by ws: the shared compressed batches rely on it (./watch-frames.ts).
-    ws.send(ops.encodeWatchEventBytes(e), { binary: false, compress: false });
+    // by ws: the shared compressed batches rely on it (./frames.ts).
+    ws.send(encodeWatchEventBytes(e), { binary: false, compress: false });
     flow.check();
   };
   // A batch goes straight to the socket as ready-made frames: the same Buffer for every socket
@@ -218,18 +221,19 @@ async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch, mode: Frame
   // the order of the calls.
   const sendBatch = (events: readonly WatchEvent[], audience: number) => {
     if (finished || ws.readyState !== ws.OPEN) return;
-    const bytes = raw ? watchFrames(events, mode, audience) : undefined;
+    const bytes = hub.frames.watchFrames(events, mode, audience);
     if (!bytes) {
       for (const e of events) send(e);
       return;
     }
-    raw!.write(bytes);
+    raw.write(bytes);
     flow.check();
   };
   const flow = new FlowGuard(
+    hub.settings,
     () => ws.bufferedAmount,
     () => {
-      send(ops.errorEvent(slowConsumer()));
+      send(errorEvent(slowConsumer()));
       finish();
       setTimeout(() => ws.terminate(), 1000).unref();
     },
@@ -238,8 +242,7 @@ async function runSocket(ws: WebSocket, prepared: ops.PreparedWatch, mode: Frame
   try {
     stop = await prepared.start({ send, sendBatch, end: finish });
   } catch (e) {
-    const err = toApiError(e);
-    send(ops.errorEvent(err));
+    send(errorEvent(toApiError(e)));
     finish();
     return;
   }

@@ -1,6 +1,7 @@
 /**
  * Tunables of watch streams (REST, ndjson, GraphQL subscriptions). Defaults suit production;
- * tests and benchmarks shorten them with `configureWatch`.
+ * each gateway holds its own copy (WatchHub.settings), which tests and benchmarks shorten with
+ * `WatchHub.configure`.
  */
 export interface WatchSettings {
   /** A BOOKMARK event carrying the latest position is sent at this interval. */
@@ -16,18 +17,11 @@ export interface WatchSettings {
   hardBufferBytes: number;
 }
 
-const DEFAULTS: WatchSettings = {
+export const WATCH_DEFAULTS: Readonly<WatchSettings> = Object.freeze({
   bookmarkMs: 10_000,
   recheckMs: 1000,
   pingMs: 30_000,
   softBufferBytes: 1 << 20,
   stallMs: 1000,
   hardBufferBytes: 8 << 20,
-};
-
-export const watchSettings: WatchSettings = { ...DEFAULTS };
-
-/** Changes settings for watches opened afterwards; `configureWatch()` restores the defaults. */
-export function configureWatch(s: Partial<WatchSettings> = DEFAULTS): void {
-  Object.assign(watchSettings, s === DEFAULTS ? DEFAULTS : s);
-}
+});

@@ -28,8 +28,6 @@ import { connect, type Socket } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { activeWatchCount } from '../../src/operations/index.js';
-import { configureSendGuard } from '../../src/net/send-guard.js';
 import { adminAuth, freshMongoUrl, startTestGateway, type StoreKind, type TestGateway } from '../helpers/gateway.js';
 import { freePort, spawnGateway, tempDir, type GatewayProcess } from './processes.js';
 
@@ -425,16 +423,16 @@ describe('graphql-ws send guard (in process)', () => {
     gw = await startTestGateway('embedded');
   });
   afterAll(async () => {
-    configureSendGuard();
+    gw?.watches.configureSendGuard();
     await gw?.dispose();
   });
 
   it('a subscriber whose sends stall is closed 4503 and unsubscribed; another subscriber gets every event', async () => {
-    configureSendGuard({ drainMs: 300, terminateMs: 60_000 });
-    const before = activeWatchCount();
+    gw.watches.configureSendGuard({ drainMs: 300, terminateMs: 60_000 });
+    const before = gw.watches.count();
     const asProcess = { url: gw.url } as GatewayProcess;
     const [slow, fast] = await Promise.all([graphqlWs(asProcess, 0), graphqlWs(asProcess, 0)]);
-    expect(await until(() => activeWatchCount() === before + 2, 10_000)).toBe(true);
+    expect(await until(() => gw.watches.count() === before + 2, 10_000)).toBe(true);
     slow.pause();
     // ~200 KiB per object (the annotation limit is 256 KiB): 50 fill the paused socket's
     // loopback buffers (~8 MiB here) and leave sends waiting.
@@ -458,9 +456,9 @@ describe('graphql-ws send guard (in process)', () => {
     expect(end?.code).toBe(4503);
     expect(slow.events).toBeLessThan(N);
     expect(received).toBeLessThan(N);
-    expect(await until(() => activeWatchCount() === before + 1, 10_000)).toBe(true);
+    expect(await until(() => gw.watches.count() === before + 1, 10_000)).toBe(true);
     expect(fast.events).toBe(N);
     fast.close();
-    expect(await until(() => activeWatchCount() === before, 10_000)).toBe(true);
+    expect(await until(() => gw.watches.count() === before, 10_000)).toBe(true);
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 /**
- * Compressed watch batches on real sockets (rest/watch-frames.ts): a batch of changes goes to
+ * Compressed watch batches on real sockets (watch/frames.ts): a batch of changes goes to
  * every WebSocket of a selector that agreed permessage-deflate, compressed once for all of
  * them, when the selector has at least COMPRESS_FOR watchers. ws clients (which offer the
  * extension by default, as browsers do) must decode exactly the events an uncompressing client

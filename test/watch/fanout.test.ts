@@ -6,7 +6,6 @@
  * others of the same selector keep streaming. Both stores, real gateways and WebSockets.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { configureWatch } from '../../src/operations/index.js';
 import type { Attributes, Authorizer } from '../../src/rbac/authorizer.js';
 import { allowAll } from '../../src/rbac/authorizer.js';
 import { adminAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
@@ -21,8 +20,6 @@ async function currentVersion(gw: TestGateway): Promise<string> {
   const r = await call(gw, 'GET', `${PERSONS}?size=1`, undefined, { authorization: adminAuth });
   return r.body.resourceVersion as string;
 }
-
-afterEach(() => configureWatch());
 
 describe.each(STORES)('shared fan-out (%s)', (kind) => {
   let gw: TestGateway;
@@ -39,6 +36,7 @@ describe.each(STORES)('shared fan-out (%s)', (kind) => {
     gw = await startTestGateway(kind, { authorizer });
   });
   afterAll(() => gw?.dispose());
+  afterEach(() => gw?.watches.configure());
 
   it('equal selectors, one watcher restricted by resourceNames: each gets its own events; another selector its own transitions', async () => {
     const [a, b] = [`${kind}-r-a`, `${kind}-r-b`];
@@ -110,7 +108,7 @@ describe.each(STORES)('shared fan-out (%s)', (kind) => {
   });
 
   it('a watcher the gate keeps every change from still gets BOOKMARKs at the latest position', async () => {
-    configureWatch({ bookmarkMs: 100 });
+    gw.watches.configure({ bookmarkMs: 100 });
     const w = openWatch(gw, `?labelSelector=${LABEL}=nothing&resourceVersion=${await currentVersion(gw)}`);
     await w.opened;
     for (let i = 0; i < 3; i++) await write(gw, 'POST', PERSONS, person(`${kind}-bm-${i}`, { [LABEL]: 'elsewhere' }));

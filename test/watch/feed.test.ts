@@ -6,7 +6,6 @@
  */
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { activeWatchCount, configureWatch } from '../../src/operations/index.js';
 import type { Attributes, Authorizer } from '../../src/rbac/authorizer.js';
 import { allowAll } from '../../src/rbac/authorizer.js';
 import { adminAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
@@ -26,14 +25,13 @@ function fold(events: any[]): Map<string, number> {
   return state;
 }
 
-afterEach(() => configureWatch());
-
 describe.each(STORES)('watch over the durable feed (%s)', (kind) => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startTestGateway(kind);
   });
   afterAll(() => gw?.dispose());
+  afterEach(() => gw?.watches.configure());
 
   it('list then watch under concurrent writes: every change once, no gap, final state equals the store', async () => {
     const prefix = `lw-${kind}`;
@@ -120,7 +118,7 @@ describe.each(STORES)('watch over the durable feed (%s)', (kind) => {
   });
 
   it('sends BOOKMARK events with the latest position at a steady interval', async () => {
-    configureWatch({ bookmarkMs: 100 });
+    gw.watches.configure({ bookmarkMs: 100 });
     const w = openWatch(gw, `?labelSelector=${LABEL}=bm`);
     await w.opened;
     await w.until((ev) => ev.some((e) => e.type === 'BOOKMARK'), 'a BOOKMARK');
@@ -221,9 +219,10 @@ describe('stream safety (embedded)', () => {
     gw = await startTestGateway('embedded', { authorizer });
   });
   afterAll(() => gw?.dispose());
+  afterEach(() => gw?.watches.configure());
 
   it('a revoked watch right ends open streams with ERROR 403 within seconds', async () => {
-    configureWatch({ recheckMs: 100 });
+    gw.watches.configure({ recheckMs: 100 });
     allowed = true;
     const w = openWatch(gw);
     await w.opened;
@@ -247,7 +246,7 @@ describe('stream safety (embedded)', () => {
 
   it('five malformed upgrades leave nothing subscribed', async () => {
     await sleep(100);
-    const before = activeWatchCount();
+    const before = gw.watches.count();
     const { port } = new URL(gw.url);
     for (let i = 0; i < 5; i++) {
       const answer = await new Promise<string>((resolve, reject) => {
@@ -263,12 +262,12 @@ describe('stream safety (embedded)', () => {
       expect(answer).toMatch(/^HTTP\/1\.1 400/);
     }
     await sleep(100);
-    expect(activeWatchCount()).toBe(before);
+    expect(gw.watches.count()).toBe(before);
   });
 
   it('a slow consumer is cut off with ERROR 503 while other watchers get everything', async () => {
-    configureWatch({ softBufferBytes: 64 << 10, stallMs: 200, hardBufferBytes: 256 << 10 });
-    const before = activeWatchCount();
+    gw.watches.configure({ softBufferBytes: 64 << 10, stallMs: 200, hardBufferBytes: 256 << 10 });
+    const before = gw.watches.count();
     const { port } = new URL(gw.url);
     // A client that completes the handshake and then never reads.
     const slow = connect(Number(port), '127.0.0.1');
@@ -289,7 +288,7 @@ describe('stream safety (embedded)', () => {
     const fast = openWatch(gw, `?labelSelector=${LABEL}=slow`);
     await fast.opened;
     await sleep(100);
-    expect(activeWatchCount()).toBe(before + 2);
+    expect(gw.watches.count()).toBe(before + 2);
     const big = 'x'.repeat(60_000);
     const N = 120;
     for (let i = 0; i < N; i++) {
@@ -297,8 +296,8 @@ describe('stream safety (embedded)', () => {
     }
     await fast.until((ev) => ev.length >= N, 'every event on the fast watcher', 30_000);
     // the slow one is gone (subscription ended), the fast one still runs
-    for (let i = 0; i < 100 && activeWatchCount() !== before + 1; i++) await sleep(50);
-    expect(activeWatchCount()).toBe(before + 1);
+    for (let i = 0; i < 100 && gw.watches.count() !== before + 1; i++) await sleep(50);
+    expect(gw.watches.count()).toBe(before + 1);
     slow.destroy();
     fast.close();
   }, 60_000);

@@ -1,5 +1,5 @@
 /**
- * rest/watch-frames.ts: the bytes a batch of watch events leaves in, shared by every WebSocket
+ * watch/frames.ts: the bytes a batch of watch events leaves in, shared by every WebSocket
  * of a selector. Several small events are one Buffer of consecutive text frames (one write per
  * socket per batch: the watch bench's "receiving every write" figure depends on it); a single
  * event or large events are not joined (undefined: sent one by one), which keeps the
@@ -11,8 +11,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { constants, createInflateRaw, type InflateRaw } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { COMPRESS_FOR, frameModeOf, watchFrames, WINDOW_BITS } from '../../src/watch/frames.js';
+import { COMPRESS_FOR, FrameEncoder, frameModeOf, WINDOW_BITS } from '../../src/watch/frames.js';
 import type { WatchEvent } from '../../src/operations/types.js';
+
+/** One gateway's encoder (its WatchHub holds one). */
+const encoder = new FrameEncoder();
+const watchFrames = encoder.watchFrames.bind(encoder);
 
 const event = (name: string, pad = 0): WatchEvent => ({
   type: 'ADDED',

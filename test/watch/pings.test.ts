@@ -1,17 +1,14 @@
 /**
  * Pings keep idle sockets alive (issue 10, resource safety): the REST WebSocket watch pings
- * every `pingMs` (operations/watch-settings) and drops a client that did not answer the previous
+ * every `pingMs` (the gateway's WatchHub settings) and drops a client that did not answer the previous
  * ping; graphql-ws pings on its own keep-alive (12 s, graphql-ws's default). An idle watch socket
  * outlives every HTTP idle timeout of the server (headers, request, keep-alive: they apply to
  * HTTP requests, not to an upgraded socket).
  */
 import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { activeWatchCount, configureWatch } from '../../src/operations/index.js';
 import { adminAuth, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { openWatch, person, PERSONS, sleep, write } from './helpers.js';
-
-afterEach(() => configureWatch());
 
 describe('pings on watch sockets (embedded)', () => {
   let gw: TestGateway;
@@ -20,9 +17,10 @@ describe('pings on watch sockets (embedded)', () => {
     gw = await startTestGateway('embedded', { limits: { headersTimeoutMs: 300, requestTimeoutMs: 400, keepAliveTimeoutMs: 200 } });
   });
   afterAll(() => gw?.dispose());
+  afterEach(() => gw?.watches.configure());
 
   it('a REST watch socket is pinged every pingMs and, answering, stays open past the HTTP idle timeouts', async () => {
-    configureWatch({ pingMs: 200 });
+    gw.watches.configure({ pingMs: 200 });
     const w = openWatch(gw, '?labelSelector=people.example.com/ping=a');
     let pings = 0;
     w.ws.on('ping', () => pings++);
@@ -36,7 +34,7 @@ describe('pings on watch sockets (embedded)', () => {
   });
 
   it('an idle REST watch without pings in the interval is not closed by the HTTP timeouts', async () => {
-    configureWatch({ pingMs: 60_000 });
+    gw.watches.configure({ pingMs: 60_000 });
     const w = openWatch(gw, '?labelSelector=people.example.com/ping=b');
     let pings = 0;
     w.ws.on('ping', () => pings++);
@@ -50,9 +48,9 @@ describe('pings on watch sockets (embedded)', () => {
   });
 
   it('a REST watch client that does not answer pings is dropped and its subscription ends', async () => {
-    configureWatch({ pingMs: 200 });
+    gw.watches.configure({ pingMs: 200 });
     await sleep(100);
-    const before = activeWatchCount();
+    const before = gw.watches.count();
     const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}${PERSONS}`, { headers: { authorization: adminAuth }, autoPong: false });
     let pings = 0;
     ws.on('ping', () => pings++);
@@ -63,14 +61,14 @@ describe('pings on watch sockets (embedded)', () => {
     });
     // Subscribed while the client still looks alive…
     const deadline = Date.now() + 5000;
-    while (activeWatchCount() <= before && Date.now() < deadline) await sleep(20);
-    expect(activeWatchCount()).toBe(before + 1);
+    while (gw.watches.count() <= before && Date.now() < deadline) await sleep(20);
+    expect(gw.watches.count()).toBe(before + 1);
     // …then terminated after a ping went unanswered (no close frame: 1006).
     const code = await Promise.race([closed, sleep(10_000).then(() => -1)]);
     expect(code).toBe(1006);
     expect(pings).toBeGreaterThanOrEqual(1);
     await sleep(100);
-    expect(activeWatchCount()).toBe(before);
+    expect(gw.watches.count()).toBe(before);
   });
 
   it('graphql-ws pings an idle subscription socket (its keep-alive) and the socket stays open', async () => {

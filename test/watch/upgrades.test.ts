@@ -6,7 +6,6 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeWatchCount } from '../../src/operations/index.js';
 import { adminAuth, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
 import { take, wsClient } from '../graphql/helpers.js';
 import { openWatch, PERSONS, person, sleep, write } from './helpers.js';
@@ -27,9 +26,9 @@ function raw(gw: TestGateway, text: string, ms = 300): Promise<string> {
   });
 }
 
-async function settle(want: number): Promise<number> {
-  for (let i = 0; i < 100 && activeWatchCount() !== want; i++) await sleep(50);
-  return activeWatchCount();
+async function settle(gw: TestGateway, want: number): Promise<number> {
+  for (let i = 0; i < 100 && gw.watches.count() !== want; i++) await sleep(50);
+  return gw.watches.count();
 }
 
 describe.each(STORES)('streams leave nothing subscribed (%s)', (kind) => {
@@ -40,7 +39,7 @@ describe.each(STORES)('streams leave nothing subscribed (%s)', (kind) => {
   afterAll(() => gw?.dispose());
 
   it('refused and malformed upgrades, REST watch and graphql-ws', async () => {
-    const before = await settle(activeWatchCount());
+    const before = await settle(gw, gw.watches.count());
     const upgrade = (path: string, extra: string) =>
       `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`;
     const key = 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
@@ -62,11 +61,11 @@ describe.each(STORES)('streams leave nothing subscribed (%s)', (kind) => {
     ]);
     // a handshake that is sent only in part, then abandoned
     await raw(gw, `GET ${PERSONS} HTTP/1.1\r\nHost: x\r\nAuthorization: ${adminAuth}\r\nConnection: Upgrade\r\n`, 200);
-    expect(await settle(before)).toBe(before);
+    expect(await settle(gw, before)).toBe(before);
   });
 
   it('clients that vanish without a close frame release their subscriptions', async () => {
-    const before = await settle(activeWatchCount());
+    const before = await settle(gw, gw.watches.count());
     const watchers = Array.from({ length: 5 }, () => openWatch(gw));
     await Promise.all(watchers.map((w) => w.opened));
     const clients = Array.from({ length: 3 }, () => wsClient(gw, { authorization: adminAuth }));
@@ -74,9 +73,9 @@ describe.each(STORES)('streams leave nothing subscribed (%s)', (kind) => {
     // each subscription is running once it delivered the initial ADDED of a fresh object
     await write(gw, 'POST', PERSONS, person(`vanish-${kind}`));
     for (const s of subs) expect((await take(s, 1, 15_000)).length).toBe(1);
-    expect(await settle(before + 8)).toBe(before + 8);
+    expect(await settle(gw, before + 8)).toBe(before + 8);
     for (const w of watchers) w.ws.terminate(); // TCP gone, no close frame
     for (const c of clients) c.terminate();
-    expect(await settle(before)).toBe(before);
+    expect(await settle(gw, before)).toBe(before);
   });
 });

@@ -1,0 +1,44 @@
+/**
+ * The shapes of a watch: what a client asks for (WatchOptions), what it receives (WatchEvent),
+ * where a started watch delivers (WatchSink) and the two-step handle the watch verb returns
+ * (PreparedWatch: refusals happen before a transport accepts a connection).
+ */
+import type { ApiObject } from '../store/object.js';
+import type { WatchEventType } from '../store/types.js';
+
+export interface WatchOptions {
+  labelSelector?: string[];
+  fieldSelector?: string[];
+  /** Resume after this change-feed position; without it, ADDED for every current match first. */
+  resourceVersion?: string;
+}
+
+export interface WatchEvent {
+  type: WatchEventType | 'BOOKMARK' | 'ERROR';
+  object: ApiObject | { code: number; message: string };
+  resourceVersion: string;
+}
+
+/** Where a started watch delivers. `end` is called once, after the last event. */
+export interface WatchSink {
+  send(e: WatchEvent): void;
+  /**
+   * Several events at once, in order (optional; otherwise `send` each). Watchers of one
+   * selector receive the same array for the same changes: a transport may encode it once.
+   * `audience`: about how many watchers receive this same array.
+   */
+  sendBatch?(events: readonly WatchEvent[], audience: number): void;
+  /** The stream ended on the server's side (after an ERROR event, when there is one). */
+  end(): void;
+}
+
+export interface PreparedWatch {
+  /**
+   * Subscribes and starts streaming into `sink`. Resolves to a stop function once the stream
+   * runs (the initial ADDED events already handed to the sink). Errors after this point arrive
+   * as an ERROR event followed by `sink.end()`.
+   */
+  start(sink: WatchSink): Promise<() => void>;
+  /** Gives up a prepared watch that will never start (e.g. the WebSocket handshake failed). */
+  close(): void;
+}
