@@ -1,6 +1,8 @@
 /**
  * API errors: one class per outcome, each carrying its HTTP status and GraphQL `extensions.code`.
- * Transports map them in exactly one place each: errors/http.ts (REST, upgrades) and graphql/errors.ts.
+ * The REST door maps them in errors/http.ts alone: problem responses, raw answers on a bare
+ * socket or a refused upgrade, and the close codes of WebSocket watches. The GraphQL door maps
+ * them in graphql/ (graphql/errors.ts).
  */
 export type ErrorCode =
   | 'BAD_REQUEST'

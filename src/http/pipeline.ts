@@ -25,7 +25,6 @@ import { parseRequestInfo, parseTarget, type RequestTarget } from '../request/re
 import { resolveEntry } from '../rest/handler.js';
 import { discoveryRoot } from '../apidocs/routes.js';
 import type { RouteContext, RouteTable } from './routes.js';
-import { attach, OpenStreams } from '../net/shutdown.js';
 import { pickProtocol, upgradeAuthorization } from './browser.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
 import * as ops from '../operations/index.js';
@@ -76,7 +75,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   // The REST watch protocol takes no messages from the client: 4 KiB bounds what a compressed
   // one can inflate to (ws checks the inflated size).
   const watchSockets = boundedWebSocketServer({ deflate: true, maxPayload: 4096, handleProtocols: pickProtocol });
-  const streams = new OpenStreams();
   let draining = false;
 
   /** Authentication → request attributes → authorization. Throws 401/403; returns the route context. */
@@ -129,7 +127,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       }
       const method = req.method ?? 'GET';
       const watch = method === 'GET' && isWatchQuery(target.searchParams);
-      if (watch) attach(req, streams);
       const rc = await admitRequest(req, method, target, watch, seen);
       await deps.routes.resolve(method, rc.info, target)(req, res, rc);
     } catch (e) {
@@ -175,7 +172,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     upgrade,
     endWatches() {
       draining = true;
-      streams.endAll();
+      deps.watches.streams.endAll();
       for (const ws of watchSockets.clients) ws.close(GOING_AWAY_CLOSE, 'server shutting down');
     },
     close() {

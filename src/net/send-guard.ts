@@ -47,6 +47,10 @@ const byteLength = (data: unknown): number =>
  */
 export function guardSends(ws: WebSocket, settings: Readonly<SendGuardSettings> = SEND_GUARD_DEFAULTS, onCut?: () => void): void {
   const { drainMs, hardBufferBytes, terminateMs } = settings;
+  // Replaces this socket's `send`. Why not a public API: graphql-ws's `useServer` calls
+  // `socket.send` of the ws object itself, and ws offers no hook on outgoing messages. The
+  // public way out is graphql-ws's `makeServer` with an adapter of our own whose `send` is
+  // guarded (graphql/server.ts).
   const send = ws.send.bind(ws) as (data: unknown, options: unknown, cb?: SendCallback) => void;
   /** Sends whose callback has not come yet (graphql-ws: at most one per operation). */
   let outstanding = 0;

@@ -51,17 +51,33 @@ export function boundedWebSocketServer(options: WebSocketServerOptions): WebSock
       if (h) agreed.set(req, h.slice(h.indexOf(':') + 1).trim());
     });
   }
-  const handleUpgrade = wss.handleUpgrade.bind(wss);
-  wss.handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer, done: (ws: WebSocket, req: IncomingMessage) => void) =>
-    handleUpgrade(req, socket, head, (ws, request) => {
-      // ws has already sent the close frame (1009, 1002, …); nothing else to do.
-      ws.on('error', () => undefined);
-      const emit = ws.emit.bind(ws);
-      ws.emit = ((event: string | symbol, ...args: unknown[]) =>
-        event === 'error' && isProtocolError(args[0]) ? true : emit(event, ...args)) as typeof ws.emit;
-      done(ws, request);
-    });
   return wss;
+}
+
+/**
+ * Completes a WebSocket upgrade on `wss` (one of boundedWebSocketServer's) and hands the socket
+ * to `done`. Every socket of the gateway is accepted through here.
+ */
+export function acceptWebSocket(
+  wss: WebSocketServer,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  done: (ws: WebSocket, req: IncomingMessage) => void,
+): void {
+  wss.handleUpgrade(req, socket, head, (ws, request) => {
+    // ws has already sent the close frame (1009, 1002, …); nothing else to do.
+    ws.on('error', () => undefined);
+    // Keeps a client's protocol error from the socket's other 'error' listeners. Why not a
+    // public API: an EventEmitter has no way to stop an emitted event reaching the listeners
+    // of others, and the listener to spare is graphql-ws's own (`useServer` logs every socket
+    // error to the console). The public way out is graphql-ws's `makeServer` with an adapter of
+    // our own instead of `useServer` (graphql/server.ts).
+    const emit = ws.emit.bind(ws);
+    ws.emit = ((event: string | symbol, ...args: unknown[]) =>
+      event === 'error' && isProtocolError(args[0]) ? true : emit(event, ...args)) as typeof ws.emit;
+    done(ws, request);
+  });
 }
 
 /** An error ws raises for a client's malformed or oversized frame (it closes the socket itself). */

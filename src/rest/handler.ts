@@ -14,7 +14,6 @@ import { COLLECTION_GET_PARAMS, DELETECOLLECTION_PARAMS, NO_PARAMS, rejectUnknow
 import { readJson, readPatch } from './body.js';
 import { sendJson } from './problem.js';
 import { streamWatch, watchOptions } from '../watch/rest-sinks.js';
-import { isWatchQuery } from '../watch/rules.js';
 
 /** List parameters from a query string; repeated parameters are kept. */
 export function listParams(query: URLSearchParams): ListParams {
@@ -60,7 +59,8 @@ export async function handleResource(
   if (!name) {
     switch (method) {
       case 'GET': {
-        if (isWatchQuery(url.searchParams)) {
+        // The pipeline read `watch=true` into the request's verb (watch/rules.ts isWatchQuery).
+        if (info.verb === 'watch') {
           const prepared = await ops.prepareWatch(ctx, entry, watchOptions(url));
           return streamWatch(ctx.watches!, req, res, prepared);
         }

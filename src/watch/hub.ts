@@ -6,11 +6,13 @@
  *  - `quota`: concurrent watches per user (limits.watchesPerUser);
  *  - `open`: the open streams per model, ended when the registry stops serving a model;
  *  - `fanout`: the selector gates and translation memos;
- *  - `frames`: the batch bytes and the deflate stream of REST WebSocket watches.
+ *  - `frames`: the batch bytes and the deflate stream of REST WebSocket watches;
+ *  - `streams`: the ndjson responses a graceful shutdown ends.
  * The only module-level watch state left is ./encode.ts's memos of event encodings (keyed by
  * immutable event objects, holding nothing of a gateway).
  */
 import { SEND_GUARD_DEFAULTS, type SendGuardSettings } from '../net/send-guard.js';
+import { OpenStreams } from '../net/shutdown.js';
 import type { ModelEntry } from '../registry/registry.js';
 import type { ApiObject } from '../store/object.js';
 import type { IndexRequirement } from '../store/types.js';
@@ -35,6 +37,8 @@ export class WatchHub {
   readonly open = new OpenWatches();
   readonly fanout = new FanOut();
   readonly frames = new FrameEncoder();
+  /** The ndjson watch responses, ended cleanly by a graceful shutdown. */
+  readonly streams = new OpenStreams();
 
   constructor(limits: { watchesPerUser: number }) {
     this.quota = new WatchQuota(limits.watchesPerUser);

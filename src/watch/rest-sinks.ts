@@ -22,8 +22,8 @@ import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { closeCodeOf, closeReason } from '../errors/http.js';
 import { Unavailable, toApiError } from '../errors/index.js';
-import { onShutdown } from '../net/shutdown.js';
-import { agreedExtensions } from '../net/websocket.js';
+import type { OpenStreams } from '../net/shutdown.js';
+import { acceptWebSocket, agreedExtensions } from '../net/websocket.js';
 import type { RequestTarget } from '../request/requestinfo.js';
 import { encodeWatchEvent, encodeWatchEventBytes, errorEvent } from './encode.js';
 import { frameModeOf, type FrameEncoder, type FrameMode } from './frames.js';
@@ -34,6 +34,7 @@ import type { PreparedWatch, WatchEvent, WatchOptions } from './types.js';
 export interface SinkParts {
   settings: Readonly<WatchSettings>;
   frames: FrameEncoder;
+  streams: OpenStreams;
 }
 
 /** The watch options of a REST request's query string. */
@@ -127,7 +128,7 @@ export async function streamWatch(hub: SinkParts, req: IncomingMessage, res: Ser
     res.on('close', resolve);
   });
   // The gateway shutting down ends the stream cleanly.
-  const unregister = onShutdown(req, finish);
+  const unregister = hub.streams.add(finish);
   try {
     stop = await prepared.start({ send: write, sendBatch: writeBatch, end: finish });
   } catch (e) {
@@ -160,7 +161,7 @@ export function acceptWatchSocket(
   socket.once('close', () => {
     if (!accepted) prepared.close();
   });
-  wss.handleUpgrade(req, socket, head, (ws) => {
+  acceptWebSocket(wss, req, socket, head, (ws) => {
     accepted = true;
     void runSocket(hub, ws, socket as Socket, prepared, frameModeOf(agreedExtensions(req)));
   });
