@@ -322,8 +322,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     if (browser.apply(req, res)) return void observer.request(req, res, parseTarget(req.url));
     void pipeline.handle(req, res);
   });
-  guardServer(server, limits);
-  server.on('upgrade', (req, socket, head) => void (refuseBadUpgrade(req, socket) || pipeline.upgrade(req, socket, head)));
+  const guard = guardServer(server, limits);
+  server.on('upgrade', (req, socket, head) => void (refuseBadUpgrade(req, socket, guard) || pipeline.upgrade(req, socket, head)));
   // Resolves once the server has stopped listening and its last connection has gone.
   let serverClosed: Promise<void> | undefined;
   const closeServer = () => (serverClosed ??= new Promise<void>((resolve) => server.close(() => resolve())));

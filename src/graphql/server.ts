@@ -23,7 +23,7 @@ import { maskError, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { createFastPath, replay } from './fast-path.js';
 import { guardSends } from '../net/send-guard.js';
-import { acceptWebSocket, boundedWebSocketServer } from '../net/websocket.js';
+import { boundedWebSocketServer } from '../net/websocket.js';
 import { pickProtocol, upgradeAuthorization } from '../http/browser.js';
 import type { FieldOutcome } from '../ops/observer.js';
 import type { WatchHub } from '../watch/hub.js';
@@ -353,7 +353,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
             return;
           }
         }
-        acceptWebSocket(wss, req, socket, head, (ws) => {
+        wss.accept(req, socket, head, (ws) => {
           guardSends(ws, watches?.sendGuard);
           if (caller) upgradeCallers.set(ws, caller);
           wss.emit('connection', ws, req);

@@ -21,12 +21,6 @@ import { ApiError, BadRequest, PayloadTooLarge, RequestTimeout, TooManyRequests 
 import { resolveLimits, type Limits } from '../limits.js';
 import { rawProblem, sendProblem } from '../errors/http.js';
 
-/** Sockets over the per-address cap: their requests and upgrades are refused with 429. */
-const overCap = new WeakMap<Socket, TooManyRequests>();
-
-/** The 429 for a connection over the per-address cap, if it is one. */
-export const connectionRefusal = (socket: object): TooManyRequests | undefined => overCap.get(socket as Socket);
-
 /** How long a refused connection is drained before it is destroyed. */
 const LINGER_MS = 5000;
 
@@ -72,7 +66,15 @@ function clientErrorStatus(err: NodeJS.ErrnoException, limits: Limits): ApiError
   }
 }
 
-export function guardServer(server: Server, limits: Limits = resolveLimits()): void {
+/** What the guard of one server knows of its connections. */
+export interface ConnectionGuard {
+  /** The 429 for a connection over the per-address cap, if it is one (its requests and upgrades are refused). */
+  refusal(socket: object): TooManyRequests | undefined;
+}
+
+export function guardServer(server: Server, limits: Limits = resolveLimits()): ConnectionGuard {
+  /** Sockets over the per-address cap: their requests and upgrades are refused with 429. */
+  const overCap = new WeakMap<Socket, TooManyRequests>();
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
@@ -135,4 +137,5 @@ export function guardServer(server: Server, limits: Limits = resolveLimits()): v
     }
     for (const handler of handlers) handler.call(server, req, res);
   });
+  return { refusal: (socket) => overCap.get(socket as Socket) };
 }

@@ -10,12 +10,12 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { BadRequest, MethodNotAllowed, type ApiError } from '../errors/index.js';
 import { rawProblem } from '../errors/http.js';
-import { answerAndLinger, connectionRefusal } from './guard.js';
+import { answerAndLinger, type ConnectionGuard } from './guard.js';
 
 const KEY = /^[+/0-9A-Za-z]{22}==$/;
 
-function problemOf(req: IncomingMessage): { err: ApiError; headers?: Record<string, string> } | undefined {
-  const capped = connectionRefusal(req.socket);
+function problemOf(req: IncomingMessage, guard: ConnectionGuard): { err: ApiError; headers?: Record<string, string> } | undefined {
+  const capped = guard.refusal(req.socket);
   if (capped) return { err: capped };
   if (req.method !== 'GET') return { err: new MethodNotAllowed(`a WebSocket upgrade must use GET, not ${req.method}`, ['GET']), headers: { allow: 'GET' } };
   const upgrade = (req.headers.upgrade ?? '').trim().toLowerCase();
@@ -32,8 +32,8 @@ function problemOf(req: IncomingMessage): { err: ApiError; headers?: Record<stri
 }
 
 /** True when the upgrade was refused (answered and closed); the caller must then stop. */
-export function refuseBadUpgrade(req: IncomingMessage, socket: Duplex): boolean {
-  const problem = problemOf(req);
+export function refuseBadUpgrade(req: IncomingMessage, socket: Duplex, guard: ConnectionGuard): boolean {
+  const problem = problemOf(req, guard);
   if (!problem) return false;
   const path = (req.url ?? '').split('?')[0]!;
   answerAndLinger(socket as Socket, rawProblem(problem.err, path, problem.headers));

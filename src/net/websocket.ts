@@ -9,7 +9,7 @@
  * The REST watch server also agrees permessage-deflate (RFC 7692) when a client offers it, so
  * that batches can be sent compressed, once for all sockets (watch/frames.ts). ws itself
  * then compresses nothing (every send passes `compress: false`), so no socket owns a deflate
- * stream; the extension's parameters as agreed are kept per request (`agreedExtensions`).
+ * stream; the extension's parameters as agreed are handed to `accept`'s callback.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -27,57 +27,61 @@ export interface WebSocketServerOptions {
   deflate?: boolean;
 }
 
-const agreed = new WeakMap<IncomingMessage, string>();
+/**
+ * A WebSocketServer (noServer) with the gateway's bounds. The extension parameters each upgrade
+ * agreed are kept per server, and handed to `accept`'s callback.
+ */
+export class BoundedWebSocketServer extends WebSocketServer {
+  private readonly agreed = new WeakMap<IncomingMessage, string>();
 
-/** The `Sec-WebSocket-Extensions` value the server answered this upgrade with ('' for none). */
-export function agreedExtensions(req: IncomingMessage): string {
-  return agreed.get(req) ?? '';
-}
+  constructor(options: WebSocketServerOptions) {
+    const { maxPayload = LIMITS.wsMessageBytes, deflate = false, handleProtocols } = options;
+    super({
+      noServer: true,
+      maxPayload,
+      // A client's own messages are decompressed with a fresh window each (the watch protocol
+      // expects none from it).
+      perMessageDeflate: deflate ? { clientNoContextTakeover: true } : false,
+      // graphql-ws installs its own choice over this one.
+      handleProtocols,
+    });
+    if (deflate) {
+      this.on('headers', (headers: string[], req: IncomingMessage) => {
+        const h = headers.find((line) => /^sec-websocket-extensions:/i.test(line));
+        if (h) this.agreed.set(req, h.slice(h.indexOf(':') + 1).trim());
+      });
+    }
+  }
 
-export function boundedWebSocketServer(options: WebSocketServerOptions): WebSocketServer {
-  const { maxPayload = LIMITS.wsMessageBytes, deflate = false, handleProtocols } = options;
-  const wss = new WebSocketServer({
-    noServer: true,
-    maxPayload,
-    // A client's own messages are decompressed with a fresh window each (the watch protocol
-    // expects none from it).
-    perMessageDeflate: deflate ? { clientNoContextTakeover: true } : false,
-    // graphql-ws installs its own choice over this one.
-    handleProtocols,
-  });
-  if (deflate) {
-    wss.on('headers', (headers: string[], req: IncomingMessage) => {
-      const h = headers.find((line) => /^sec-websocket-extensions:/i.test(line));
-      if (h) agreed.set(req, h.slice(h.indexOf(':') + 1).trim());
+  /**
+   * Completes a WebSocket upgrade and hands the socket to `done`, with the
+   * `Sec-WebSocket-Extensions` value the server answered ('' for none). Every socket of the
+   * gateway is accepted through here.
+   */
+  accept(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    done: (ws: WebSocket, req: IncomingMessage, extensions: string) => void,
+  ): void {
+    this.handleUpgrade(req, socket, head, (ws, request) => {
+      // ws has already sent the close frame (1009, 1002, …); nothing else to do.
+      ws.on('error', () => undefined);
+      // Keeps a client's protocol error from the socket's other 'error' listeners. Why not a
+      // public API: an EventEmitter has no way to stop an emitted event reaching the listeners
+      // of others, and the listener to spare is graphql-ws's own (`useServer` logs every socket
+      // error to the console). The public way out is graphql-ws's `makeServer` with an adapter
+      // of our own instead of `useServer` (graphql/server.ts).
+      const emit = ws.emit.bind(ws);
+      ws.emit = ((event: string | symbol, ...args: unknown[]) =>
+        event === 'error' && isProtocolError(args[0]) ? true : emit(event, ...args)) as typeof ws.emit;
+      done(ws, request, this.agreed.get(request) ?? '');
     });
   }
-  return wss;
 }
 
-/**
- * Completes a WebSocket upgrade on `wss` (one of boundedWebSocketServer's) and hands the socket
- * to `done`. Every socket of the gateway is accepted through here.
- */
-export function acceptWebSocket(
-  wss: WebSocketServer,
-  req: IncomingMessage,
-  socket: Duplex,
-  head: Buffer,
-  done: (ws: WebSocket, req: IncomingMessage) => void,
-): void {
-  wss.handleUpgrade(req, socket, head, (ws, request) => {
-    // ws has already sent the close frame (1009, 1002, …); nothing else to do.
-    ws.on('error', () => undefined);
-    // Keeps a client's protocol error from the socket's other 'error' listeners. Why not a
-    // public API: an EventEmitter has no way to stop an emitted event reaching the listeners
-    // of others, and the listener to spare is graphql-ws's own (`useServer` logs every socket
-    // error to the console). The public way out is graphql-ws's `makeServer` with an adapter of
-    // our own instead of `useServer` (graphql/server.ts).
-    const emit = ws.emit.bind(ws);
-    ws.emit = ((event: string | symbol, ...args: unknown[]) =>
-      event === 'error' && isProtocolError(args[0]) ? true : emit(event, ...args)) as typeof ws.emit;
-    done(ws, request);
-  });
+export function boundedWebSocketServer(options: WebSocketServerOptions): BoundedWebSocketServer {
+  return new BoundedWebSocketServer(options);
 }
 
 /** An error ws raises for a client's malformed or oversized frame (it closes the socket itself). */

@@ -19,11 +19,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
 import { closeCodeOf, closeReason } from '../errors/http.js';
 import { Unavailable, toApiError } from '../errors/index.js';
 import type { OpenStreams } from '../net/shutdown.js';
-import { acceptWebSocket, agreedExtensions } from '../net/websocket.js';
+import type { BoundedWebSocketServer } from '../net/websocket.js';
 import type { RequestTarget } from '../request/requestinfo.js';
 import { encodeWatchEvent, encodeWatchEventBytes, errorEvent } from './encode.js';
 import { frameModeOf, type FrameEncoder, type FrameMode } from './frames.js';
@@ -150,7 +150,7 @@ export async function streamWatch(hub: SinkParts, req: IncomingMessage, res: Ser
  */
 export function acceptWatchSocket(
   hub: SinkParts,
-  wss: WebSocketServer,
+  wss: BoundedWebSocketServer,
   req: IncomingMessage,
   socket: Duplex,
   head: Buffer,
@@ -161,9 +161,9 @@ export function acceptWatchSocket(
   socket.once('close', () => {
     if (!accepted) prepared.close();
   });
-  acceptWebSocket(wss, req, socket, head, (ws) => {
+  wss.accept(req, socket, head, (ws, _req, extensions) => {
     accepted = true;
-    void runSocket(hub, ws, socket as Socket, prepared, frameModeOf(agreedExtensions(req)));
+    void runSocket(hub, ws, socket as Socket, prepared, frameModeOf(extensions));
   });
 }
 
