@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import { getOperationAST, GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
 import { tracedGraphQL } from '../ops/tracing.js';
-import { useServer } from 'graphql-ws/use/ws';
+import { handleProtocols, makeServer } from 'graphql-ws';
 import type { WebSocket } from 'ws';
 import type { Authenticate } from '../auth/authenticate.js';
 import { ApiError } from '../errors/index.js';
@@ -22,9 +22,9 @@ import type { GraphQLContext } from './context.js';
 import { maskError, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { createFastPath, replay } from './fast-path.js';
-import { guardSends } from '../net/send-guard.js';
+import { serveGraphQLWs } from '../net/graphql-ws-transport.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
-import { pickProtocol, upgradeAuthorization } from '../http/browser.js';
+import { upgradeAuthorization } from '../http/browser.js';
 import type { FieldOutcome } from '../ops/observer.js';
 import type { WatchHub } from '../watch/hub.js';
 
@@ -254,7 +254,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   logError = (err) => yoga.logger.error(err);
 
   // --- graphql-ws on the same path -------------------------------------------------------
-  const wss = boundedWebSocketServer({ handleProtocols: pickProtocol });
+  const wss = boundedWebSocketServer({ handleProtocols });
   /** Caller from the upgrade request's Authorization header (when it had one). */
   const upgradeCallers = new WeakMap<WebSocket, Caller>();
   /** Caller of an acknowledged connection. */
@@ -264,8 +264,8 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   /** Open graphql-ws connections, with their running subscriptions (for shutdown). */
   const connections = new Set<{ subscriptions: Record<string, unknown> }>();
 
-  const wsServer = useServer<Record<string, unknown> | undefined, { socket: WebSocket; request: IncomingMessage }>(
-    {
+  const wsServer = serveGraphQLWs(
+    makeServer<Record<string, unknown> | undefined, { socket: WebSocket; request: IncomingMessage }>({
       onConnect: async (ctx) => {
         const param = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
         try {
@@ -313,8 +313,9 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       },
       execute: (args) => engines.get(args)!.execute(args) as never,
       subscribe: (args) => engines.get(args)!.subscribe(args) as never,
-    },
+    }),
     wss,
+    { sendGuard: watches?.sendGuard },
   );
 
   const fast = createFastPath({
@@ -354,7 +355,6 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
           }
         }
         wss.accept(req, socket, head, (ws) => {
-          guardSends(ws, watches?.sendGuard);
           if (caller) upgradeCallers.set(ws, caller);
           wss.emit('connection', ws, req);
         });

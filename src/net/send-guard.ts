@@ -32,26 +32,24 @@ export interface SendGuardSettings {
 /** The defaults; each gateway holds its own copy (its WatchHub's `sendGuard`). */
 export const SEND_GUARD_DEFAULTS: Readonly<SendGuardSettings> = Object.freeze({ drainMs: 5000, hardBufferBytes: 8 << 20, terminateMs: 1000 });
 
-type SendCallback = (err?: Error) => void;
-
-const byteLength = (data: unknown): number =>
-  typeof data === 'string' ? Buffer.byteLength(data) : ((data as { byteLength?: number }).byteLength ?? 0);
+const byteLength = (data: string | Buffer): number => (typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength);
 
 /**
- * Wraps `ws.send` of one socket; `onCut` is called once when the socket is cut off.
+ * The guarded way to send on one socket: resolves when ws has handed the message on (rejects
+ * with its error), at once when the socket is not open or was cut off. `onCut` is called once
+ * when the socket is cut off.
  *
  * Progress is counted in bytes handed to the kernel (`bufferedAmount` going down), not in whole
  * messages, so a client on a slow link that takes a large query result over many seconds is not
  * cut while it reads. The 8 MiB bound applies to what is already waiting when another message
  * is queued: one large result alone never trips it.
  */
-export function guardSends(ws: WebSocket, settings: Readonly<SendGuardSettings> = SEND_GUARD_DEFAULTS, onCut?: () => void): void {
+export function guardedSender(
+  ws: WebSocket,
+  settings: Readonly<SendGuardSettings> = SEND_GUARD_DEFAULTS,
+  onCut?: () => void,
+): (data: string | Buffer) => Promise<void> {
   const { drainMs, hardBufferBytes, terminateMs } = settings;
-  // Replaces this socket's `send`. Why not a public API: graphql-ws's `useServer` calls
-  // `socket.send` of the ws object itself, and ws offers no hook on outgoing messages. The
-  // public way out is graphql-ws's `makeServer` with an adapter of our own whose `send` is
-  // guarded (graphql/server.ts).
-  const send = ws.send.bind(ws) as (data: unknown, options: unknown, cb?: SendCallback) => void;
   /** Sends whose callback has not come yet (graphql-ws: at most one per operation). */
   let outstanding = 0;
   let stallTimer: NodeJS.Timeout | undefined;
@@ -87,28 +85,27 @@ export function guardSends(ws: WebSocket, settings: Readonly<SendGuardSettings> 
     stallTimer = undefined;
   });
 
-  ws.send = ((data: unknown, options?: unknown, cb?: SendCallback) => {
-    if (typeof options === 'function') {
-      cb = options as SendCallback;
-      options = {};
-    }
-    // After the cut nothing more is queued; the sender is told "done" so that it drains its
-    // queues at once instead of reporting an error for a socket closed on purpose.
-    if (cut) return cb?.();
-    if (outstanding > 0 && ws.bufferedAmount > hardBufferBytes) {
-      cutOff();
-      return cb?.();
-    }
-    if (outstanding === 0 && !stallTimer) startClock();
-    outstanding++;
-    added += byteLength(data);
-    send(data, options ?? {}, (err?: Error) => {
-      outstanding--;
-      if (outstanding === 0 && stallTimer) {
-        clearTimeout(stallTimer);
-        stallTimer = undefined;
+  return (data) =>
+    new Promise<void>((resolve, reject) => {
+      if (ws.readyState !== ws.OPEN) return resolve();
+      // After the cut nothing more is queued; the sender is told "done" so that it drains its
+      // queues at once instead of reporting an error for a socket closed on purpose.
+      if (cut) return resolve();
+      if (outstanding > 0 && ws.bufferedAmount > hardBufferBytes) {
+        cutOff();
+        return resolve();
       }
-      cb?.(cut ? undefined : err);
+      if (outstanding === 0 && !stallTimer) startClock();
+      outstanding++;
+      added += byteLength(data);
+      ws.send(data, (err?: Error) => {
+        outstanding--;
+        if (outstanding === 0 && stallTimer) {
+          clearTimeout(stallTimer);
+          stallTimer = undefined;
+        }
+        if (err && !cut) reject(err);
+        else resolve();
+      });
     });
-  }) as WebSocket['send'];
 }

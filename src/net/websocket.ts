@@ -2,9 +2,9 @@
  * The WebSocket servers of the gateway (REST watch, graphql-ws): messages from clients are
  * bounded by LIMITS.wsMessageBytes (a larger one closes the socket with 1009, "message too
  * big"), and a protocol error on one socket (such as that one) closes that socket instead of
- * surfacing as an uncaught exception. Such an error is the client's doing: it is not handed to
- * the socket's other listeners (graphql-ws would print every one to the console, a log any
- * client could flood).
+ * surfacing as an uncaught exception. Such an error is the client's doing: nothing logs it
+ * (graphql-ws's sockets are served by ./graphql-ws-transport.ts, which adds no error listener;
+ * a log any client could flood).
  *
  * The REST watch server also agrees permessage-deflate (RFC 7692) when a client offers it, so
  * that batches can be sent compressed, once for all sockets (watch/frames.ts). ws itself
@@ -67,14 +67,6 @@ export class BoundedWebSocketServer extends WebSocketServer {
     this.handleUpgrade(req, socket, head, (ws, request) => {
       // ws has already sent the close frame (1009, 1002, …); nothing else to do.
       ws.on('error', () => undefined);
-      // Keeps a client's protocol error from the socket's other 'error' listeners. Why not a
-      // public API: an EventEmitter has no way to stop an emitted event reaching the listeners
-      // of others, and the listener to spare is graphql-ws's own (`useServer` logs every socket
-      // error to the console). The public way out is graphql-ws's `makeServer` with an adapter
-      // of our own instead of `useServer` (graphql/server.ts).
-      const emit = ws.emit.bind(ws);
-      ws.emit = ((event: string | symbol, ...args: unknown[]) =>
-        event === 'error' && isProtocolError(args[0]) ? true : emit(event, ...args)) as typeof ws.emit;
       done(ws, request, this.agreed.get(request) ?? '');
     });
   }
@@ -82,10 +74,4 @@ export class BoundedWebSocketServer extends WebSocketServer {
 
 export function boundedWebSocketServer(options: WebSocketServerOptions): BoundedWebSocketServer {
   return new BoundedWebSocketServer(options);
-}
-
-/** An error ws raises for a client's malformed or oversized frame (it closes the socket itself). */
-function isProtocolError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && code.startsWith('WS_ERR_');
 }
