@@ -5,7 +5,8 @@
 #   (issue N …)          -> dropped (src/ and the README only; tests and benchmarks keep their history)
 # Only comments change: in .ts/.js/.mjs files comment lines (`*`, `/*`, `//`) and trailing ` // `
 # comments, in YAML `#` comments, in Markdown every line outside fenced code. Strings (GraphQL
-# descriptions, YAML values) are left alone. Idempotent: run it again on moved files.
+# descriptions, YAML values) and generated files (`generated/` folders: their generator owns them)
+# are left alone. Idempotent: run it again on moved files.
 #
 #   perl -i scripts/cite-docs.pl $(git grep -lE 'CONTRACT|SPEC\.md|[Ii]ssue [0-9]' -- src test README.md plugins console bench/*.ts bench/lib scripts ':!scripts/cite-docs.pl')
 use strict;
@@ -53,6 +54,7 @@ sub rewrite {
 
 while (my $line = <>) {
   my $path = $ARGV;
+  if ($path =~ m{(^|/)generated/}) { print $line; next; }
   my $drop = ($path =~ m{(^|/)src/} || $path =~ m{(^|/)README\.md$}) ? 1 : 0;
   if ($path =~ /\.md$/) {
     if ($line =~ /^\s*```/) { $fenced = !$fenced; }
