@@ -1,5 +1,5 @@
 /**
- * Builds the gateway's GraphQL schema from the registered models (CONTRACT §5): per model a
+ * Builds the gateway's GraphQL schema from the registered models (docs/API.md §5): per model a
  * get and a list query, five mutations and a watch subscription, each carrying `@auth`; plus
  * `me`. The result is already wrapped by the @auth implementation.
  *
