@@ -47,7 +47,7 @@ const byIdentity = (a: Model, b: Model) =>
 function envelopeTypes(names: ModelNames, types: ModelTypes) {
   const list = new GraphQLObjectType({
     name: names.list,
-    description: 'One page of a list (CONTRACT §4 ListResult).',
+    description: 'One page of a list (a ListResult, docs/API.md §4).',
     fields: {
       page: { type: nonNull(GraphQLInt), description: '1-based page number (1 when size was omitted).' },
       size: { type: nonNull(GraphQLInt) },
