@@ -11,6 +11,7 @@
  * removing. An entry that no longer occurs fails the test, so the list only shrinks.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -298,6 +299,38 @@ describe('the checker itself', () => {
     expect(folderCycles(ring, known)).toEqual([]);
     expect(staleKnown(ring, known)).toEqual([]);
     expect(staleKnown(ring.filter((i) => i.from !== 'low/a.ts'), known)).toHaveLength(1);
+  });
+
+  it('reads every form of import: plain, type-only, re-export, side effect, import() in code and in types', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'layers-'));
+    try {
+      fs.mkdirSync(path.join(dir, 'a'));
+      fs.writeFileSync(
+        path.join(dir, 'a/x.ts'),
+        [
+          "import { one } from '../b/one.js';",
+          "import type { Two } from '../b/two.js';",
+          "export { three } from '../b/three.js';",
+          "export * from '../b/four.js';",
+          "import '../b/five.js';",
+          "const six = await import('../b/six.js');",
+          "type Seven = import('../b/seven.js').Seven;",
+          "import {",
+          '  eight,',
+          "} from './eight.js';",
+          "import fs from 'node:fs';",
+          "// import { no } from '../b/comment.js';",
+          "import json from '../../outside.json';",
+        ].join('\n'),
+      );
+      const { files, imports } = readImports(dir);
+      expect(files).toEqual(['a/x.ts']);
+      expect(imports.map((i) => i.to).sort()).toEqual(
+        ['a/eight.ts', 'b/five.ts', 'b/four.ts', 'b/one.ts', 'b/seven.ts', 'b/six.ts', 'b/three.ts', 'b/two.ts'],
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a file-level path wins over its folder', () => {
