@@ -51,9 +51,14 @@ export const LAYERS: Layer[] = [
   },
   { name: 'adapters', rank: 2, paths: ['store/mongo/', 'store/embedded/'], only: ['store', 'base'] },
   { name: 'query', rank: 2, paths: ['query/'] },
+  // Who is calling and the Authorizer port, below registry/ (issue 23; boundaries creates it).
+  { name: 'security', rank: 2, paths: ['security/'] },
   { name: 'registry', rank: 3, paths: ['registry/'] },
   { name: 'auth', rank: 4, paths: ['auth/'] },
   { name: 'rbac', rank: 5, paths: ['rbac/'] },
+  // The watch engine the thin verb operations/watch.ts drives (gates, caches, quota, open
+  // watches, settings), and the sinks and event stream the doors feed with the verb's events.
+  // It calls no verb: a door opens the watch through operations/ and hands the stream to a sink.
   { name: 'watch', rank: 6, paths: ['watch/'] },
   { name: 'operations', rank: 7, paths: ['operations/'] },
   { name: 'ops', rank: 7, paths: ['ops/'] },
