@@ -1,5 +1,5 @@
 /**
- * A generated first-admin password is never lost (CONTRACT §10), on both stores: announced
+ * A generated first-admin password is never lost (docs/API.md §10), on both stores: announced
  * during a start that then fails (the port is taken), announced again at every start until it is
  * changed, never served by any API, and forgotten once SVC_ADMIN_PASSWORD replaces it. The
  * printing itself is tested on the real process (./process.test.ts).

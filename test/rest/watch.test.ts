@@ -1,5 +1,5 @@
 /**
- * REST watch over WebSocket on a collection path (CONTRACT §4), embedded store. The change feed
+ * REST watch over WebSocket on a collection path (docs/API.md §4), embedded store. The change feed
  * is per process for now; cross-process watch is the watch issue's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
