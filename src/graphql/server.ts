@@ -24,7 +24,7 @@ import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { createFastPath, replay } from './fast-path.js';
 import { serveGraphQLWs } from '../net/graphql-ws-transport.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
-import { upgradeAuthorization } from '../http/browser.js';
+import { upgradeAuthorization } from '../net/browser.js';
 import type { FieldOutcome } from '../ops/observer.js';
 import type { WatchHub } from '../watch/hub.js';
 
@@ -340,7 +340,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
         let caller: Caller | undefined;
         let header: string | undefined;
         try {
-          // The Authorization header, or a browser's token sub-protocol (http/browser.ts).
+          // The Authorization header, or a browser's token sub-protocol (net/browser.ts).
           header = upgradeAuthorization(req);
         } catch (err) {
           rejectUpgrade(socket, err, '/graphql');

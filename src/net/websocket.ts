@@ -19,7 +19,7 @@ import { LIMITS } from '../limits.js';
 export interface WebSocketServerOptions {
   /**
    * Chooses the sub-protocol answered to the client (the caller's policy: the gateway never
-   * echoes a browser's token sub-protocol, http/browser.ts `pickProtocol`).
+   * echoes a browser's token sub-protocol, ./browser.ts `pickProtocol`).
    */
   handleProtocols: (protocols: Set<string>) => string | false;
   maxPayload?: number;

@@ -1,12 +1,12 @@
 /**
- * The browser-facing API (CONTRACT §9, §10 "Browsers"): CORS from SVC_CORS_ORIGINS, a token
+ * The browser-facing API (docs/API.md §9, §10 "Browsers"): CORS from SVC_CORS_ORIGINS, a token
  * carried as a WebSocket sub-protocol (REST watch and graphql-ws), 401 without a challenge for
  * XMLHttpRequest callers, and the console's built-in role templates and UI permissions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ANONYMOUSLY, basicAuth, call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { parseCorsOrigins, TOKEN_PROTOCOL_PREFIX } from '../../src/http/browser.js';
+import { parseCorsOrigins, TOKEN_PROTOCOL_PREFIX } from '../../src/net/browser.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 const PERMISSIONS = '/apis/api.console.svc.run/v1alpha1/users/-/permissions';
