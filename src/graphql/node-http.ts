@@ -45,7 +45,7 @@ function paramsOf(text: string): Params | undefined {
     return undefined;
   }
   if (!isRecord(p) || typeof p.query !== 'string') return undefined;
-  for (const [k, v] of Object.entries(p)) if (v !== null && v !== undefined && !PARAM_NAMES.has(k)) return undefined;
+  for (const k in p) if (p[k] != null && !PARAM_NAMES.has(k)) return undefined;
   if (p.variables != null && !isRecord(p.variables)) return undefined;
   if (p.operationName != null && typeof p.operationName !== 'string') return undefined;
   if (p.extensions != null && !isRecord(p.extensions)) return undefined;
@@ -162,33 +162,43 @@ async function runOperation(
   }
 }
 
-/** Serves one HTTP request to `/graphql` (see the header). */
-export async function serveHttp(yoga: Yoga, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (req.method !== 'POST') return yoga.handle(req, res);
-  let body: Buffer;
-  try {
-    body = await readBody(req, LIMITS.bodyBytes);
-  } catch (e) {
-    if ((e as { status?: number }).status !== 413) throw e;
-    const refusal = bodyRefusal(new PayloadTooLarge(`The request body exceeds ${LIMITS.bodyBytes} bytes.`));
-    return send(res, refusal.status, refusal.headers, refusal.body);
-  }
-  const mediaType = jsonMediaType(req.headers.accept);
-  if (!mediaType || !isJsonBody(req) || (req.url ?? '').includes('?')) return replay(yoga, req, res, body);
-  const text = body.toString('utf8');
-  const deep = bodyTooDeep(text);
-  if (deep) {
-    const refusal = bodyRefusal(deep);
-    return send(res, refusal.status, refusal.headers, refusal.body);
-  }
-  const params = paramsOf(text);
-  if (!params) return replay(yoga, req, res, body);
-  // yoga's plugins read `request.method` from the context (mutations over GET, the status of
-  // parse errors); everything else of the request is read from `req`.
-  const request = { method: 'POST' } as Request;
-  const enveloped = yoga.getEnveloped({ req, res, params, request });
-  const result = await runOperation(enveloped, params, (e) => yoga.logger.error(e));
-  if (result === 'subscription') return replay(yoga, req, res, body);
-  const answer = processRegularResult(result, CAPTURE, mediaType) as unknown as Captured;
-  send(res, answer.init.status, answer.init.headers, answer.body);
+/** Serves the HTTP requests to `/graphql` of one yoga instance (see the header). */
+export function httpHandler(yoga: Yoga): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  // Clients send the same Accept header with every request: the last answer is kept.
+  let lastAccept = { header: undefined as string | undefined, type: jsonMediaType(undefined) };
+  const mediaTypeOf = (header: string | undefined) => {
+    if (lastAccept.header !== header) lastAccept = { header, type: jsonMediaType(header) };
+    return lastAccept.type;
+  };
+  const logError = (e: unknown) => yoga.logger.error(e);
+
+  return async (req, res) => {
+    if (req.method !== 'POST') return yoga.handle(req, res);
+    let body: Buffer;
+    try {
+      body = await readBody(req, LIMITS.bodyBytes);
+    } catch (e) {
+      if ((e as { status?: number }).status !== 413) throw e;
+      const refusal = bodyRefusal(new PayloadTooLarge(`The request body exceeds ${LIMITS.bodyBytes} bytes.`));
+      return send(res, refusal.status, refusal.headers, refusal.body);
+    }
+    const mediaType = mediaTypeOf(req.headers.accept);
+    if (!mediaType || !isJsonBody(req) || (req.url ?? '').includes('?')) return replay(yoga, req, res, body);
+    const text = body.toString('utf8');
+    const deep = bodyTooDeep(text);
+    if (deep) {
+      const refusal = bodyRefusal(deep);
+      return send(res, refusal.status, refusal.headers, refusal.body);
+    }
+    const params = paramsOf(text);
+    if (!params) return replay(yoga, req, res, body);
+    // yoga's plugins read `request.method` from the context (mutations over GET, the status of
+    // parse errors); everything else of the request is read from `req`.
+    const request = { method: 'POST' } as Request;
+    const enveloped = yoga.getEnveloped({ req, res, params, request });
+    const result = await runOperation(enveloped, params, logError);
+    if (result === 'subscription') return replay(yoga, req, res, body);
+    const answer = processRegularResult(result, CAPTURE, mediaType) as unknown as Captured;
+    send(res, answer.init.status, answer.init.headers, answer.body);
+  };
 }

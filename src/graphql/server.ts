@@ -22,7 +22,7 @@ import type { GraphQLContext } from './context.js';
 import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
-import { serveHttp } from './node-http.js';
+import { httpHandler } from './node-http.js';
 import { guardSends } from '../http/send-guard.js';
 import { boundedWebSocketServer } from '../http/websocket.js';
 import { upgradeAuthorization } from '../http/browser.js';
@@ -307,7 +307,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   );
 
   return {
-    handle: (req, res) => serveHttp(yoga, req, res),
+    handle: httpHandler(yoga),
     handleUpgrade(req, socket, head) {
       void (async () => {
         let caller: Caller | undefined;
