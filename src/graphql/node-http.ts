@@ -14,7 +14,7 @@
  * its context is built, so nothing is executed or counted twice.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { getOperationAST, type ExecutionResult, type GraphQLError } from 'graphql';
+import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import { PayloadTooLarge } from '../errors/index.js';
 import { readBody } from '../http/read-body.js';
@@ -133,6 +133,34 @@ async function replay(yoga: Yoga, req: IncomingMessage, res: ServerResponse, bod
 }
 
 /**
+ * Parses (parse errors are thrown) and validates with an envelop of yoga's chain: the document,
+ * or the validation errors. With `operationArgs`, shared by the POST door and graphql-ws.
+ */
+export function validDocument(enveloped: Enveloped, query: string): DocumentNode | readonly GraphQLError[] {
+  const document = enveloped.parse(query);
+  const errors = enveloped.validate(enveloped.schema, document);
+  return errors.length > 0 ? errors : document;
+}
+
+/** The execution arguments of a valid document, with the context built by the envelop. */
+export async function operationArgs(
+  enveloped: Enveloped,
+  document: DocumentNode,
+  params: Pick<Params, 'variables' | 'operationName'>,
+): Promise<ExecutionArgs> {
+  return {
+    schema: enveloped.schema,
+    document,
+    operationName: params.operationName,
+    variableValues: params.variables,
+    contextValue: await enveloped.contextFactory(),
+  };
+}
+
+const isSubscription = (document: DocumentNode, name: string | null | undefined) =>
+  getOperationAST(document, name)?.operation === 'subscription';
+
+/**
  * One query or mutation through the envelop, as yoga runs it once it has the parameters: parse,
  * validate, context, execute; an error thrown on the way is masked like yoga does (and logged
  * when masking changed it). "subscription": the operation is one, nothing was run.
@@ -143,18 +171,10 @@ async function runOperation(
   logError: (err: unknown) => void,
 ): Promise<ExecutionResult | 'subscription'> {
   try {
-    const document = enveloped.parse(params.query);
-    const errors = enveloped.validate(enveloped.schema, document);
-    if (errors.length > 0) return { errors };
-    if (getOperationAST(document, params.operationName)?.operation === 'subscription') return 'subscription';
-    const contextValue = await enveloped.contextFactory();
-    return (await enveloped.execute({
-      schema: enveloped.schema,
-      document,
-      contextValue,
-      variableValues: params.variables,
-      operationName: params.operationName,
-    })) as ExecutionResult;
+    const document = validDocument(enveloped, params.query);
+    if (Array.isArray(document)) return { errors: document as readonly GraphQLError[] };
+    if (isSubscription(document as DocumentNode, params.operationName)) return 'subscription';
+    return (await enveloped.execute(await operationArgs(enveloped, document as DocumentNode, params))) as ExecutionResult;
   } catch (err) {
     const masked = maskError(err);
     if (masked !== err) logError(err);

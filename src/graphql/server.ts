@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { getOperationAST, GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
 import { tracedGraphQL } from '../ops/tracing.js';
 import { useServer } from 'graphql-ws/use/ws';
@@ -22,7 +22,7 @@ import type { GraphQLContext } from './context.js';
 import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
-import { httpHandler } from './node-http.js';
+import { httpHandler, operationArgs, validDocument } from './node-http.js';
 import { guardSends } from '../http/send-guard.js';
 import { boundedWebSocketServer } from '../http/websocket.js';
 import { upgradeAuthorization } from '../http/browser.js';
@@ -281,19 +281,12 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
         });
         let document;
         try {
-          document = enveloped.parse(payload.query);
+          document = validDocument(enveloped, payload.query);
         } catch (err) {
           return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error.')];
         }
-        const errors = enveloped.validate(enveloped.schema, document);
-        if (errors.length > 0) return errors;
-        const args: ExecutionArgs = {
-          schema: enveloped.schema,
-          document,
-          operationName: payload.operationName,
-          variableValues: payload.variables,
-          contextValue: await enveloped.contextFactory(),
-        };
+        if (Array.isArray(document)) return document as readonly GraphQLError[];
+        const args = await operationArgs(enveloped, document as DocumentNode, payload);
         engines.set(args, { execute: enveloped.execute, subscribe: enveloped.subscribe });
         return args;
       },
