@@ -7,7 +7,10 @@
  *    `extensions.code` = the ApiError code, plus `extensions.errors` (field errors) for INVALID.
  *    The @auth wrapper and the context factory convert with `toGraphQLError`, so client
  *    mistakes reach the response without being logged as server errors.
- *  - GraphQL's own errors (syntax, validation, variable coercion, limits) pass unchanged.
+ *  - The limits (limits.ts) raise `BAD_REQUEST` through `graphQLError`.
+ *  - GraphQL's own errors (syntax, validation, variable coercion) pass unchanged, with the
+ *    codes graphql-yoga gives them (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, and
+ *    BAD_REQUEST for malformed HTTP parameters).
  *  - Anything else is masked by `maskError`: "Internal server error." with code INTERNAL,
  *    never a stack (graphql-yoga logs the original).
  *  - A watch's ERROR event (subscriptions) → `watchEventError`.
@@ -27,9 +30,17 @@ export function apiErrorExtensions(err: ApiError): GraphQLErrorExtensions {
   return extensions;
 }
 
-/** A GraphQL error with a gateway code, for errors raised by the GraphQL layer itself. */
-export function graphQLError(message: string, code: ErrorCode, extra: GraphQLErrorExtensions = {}): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, ...extra } });
+/**
+ * A GraphQL error with a gateway code, for errors raised by the GraphQL layer itself (limits,
+ * watch events); `nodes` locate it in the document.
+ */
+export function graphQLError(
+  message: string,
+  code: ErrorCode,
+  extra: GraphQLErrorExtensions = {},
+  nodes?: GraphQLError['nodes'],
+): GraphQLError {
+  return new GraphQLError(message, { nodes, extensions: { code, ...extra } });
 }
 
 /**

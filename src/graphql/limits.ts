@@ -16,6 +16,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { BadRequest } from '../errors/index.js';
 import { textDepth, valueDepth } from '../json/depth.js';
+import { graphQLError } from './errors.js';
 import { LIMITS } from '../limits.js';
 
 export interface Limits {
@@ -29,8 +30,7 @@ export interface Limits {
 
 export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliases: 30 };
 
-const limitError = (message: string, nodes?: GraphQLError['nodes']) =>
-  new GraphQLError(message, { nodes, extensions: { code: 'BAD_REQUEST' } });
+const limitError = (message: string, nodes?: GraphQLError['nodes']) => graphQLError(message, 'BAD_REQUEST', {}, nodes);
 
 /** Depth of a selection set; fragment depths are memoised, spread cycles count as 0. */
 function depthOf(
