@@ -56,7 +56,7 @@ export interface Gateway {
   url: string;
   registry: Registry;
   store: Store;
-  /** The plugin lifecycle controller (CONTRACT §7). */
+  /** The plugin lifecycle controller (docs/API.md §7). */
   plugins: PluginController;
   adminUsername: string;
   /**
@@ -67,7 +67,7 @@ export interface Gateway {
   /** True when the admin password was generated at this start. */
   generatedPassword: boolean;
   /**
-   * Graceful shutdown (SIGTERM, SIGINT; CONTRACT §10): stops accepting connections, ends open
+   * Graceful shutdown (SIGTERM, SIGINT; docs/API.md §10): stops accepting connections, ends open
    * watches (REST WebSocket close 1001, ndjson streams end, graphql-ws subscriptions complete),
    * lets requests in flight finish for up to `graceMs`, then closes like `close()`.
    */
@@ -85,7 +85,7 @@ export interface GatewayOptions {
   authorizer?: Authorizer;
   /** The custom-route slot (plugin routes), consulted after authentication and authorization. */
   customRoutes?: CustomRoutes;
-  /** Failed-login limits (CONTRACT §2 values by default). */
+  /** Failed-login limits (docs/API.md §2 values by default). */
   loginLimits?: Partial<LoginLimits>;
   /** How often another gateway's RBAC changes are looked for (ms). */
   securityPollMs?: number;
@@ -139,11 +139,11 @@ async function openCheckedStore(config: Config, storeTimeoutMs: number, onComman
 }
 
 const HEALTH_TIMEOUT_MS = 3000;
-/** How long a graceful shutdown waits for requests in flight (CONTRACT §10). */
+/** How long a graceful shutdown waits for requests in flight (docs/API.md §10). */
 export const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
-  // JSON lines, or readable lines when stdout is a terminal (CONTRACT §10 request log).
+  // JSON lines, or readable lines when stdout is a terminal (docs/API.md §10 request log).
   const log = options.logger ?? pino({ level: config.logLevel }, process.stdout.isTTY ? prettyDestination(process.stdout) : undefined);
 
   // The audit policy is read first: a bad one fails the start before anything is opened.

@@ -1,5 +1,5 @@
 /**
- * The routes of discovery, the OpenAPI documents and the docs page (CONTRACT §8). They are
+ * The routes of discovery, the OpenAPI documents and the docs page (docs/API.md §8). They are
  * non-resource paths, so like every route they run after authentication and authorization
  * (nonResourceURLs: the built-in `authenticated` role grants them, rbac/builtin-roles.ts; a
  * right on `/apis` or `/api` also opens the discovery paths below it, `discoveryRoot`):

@@ -1,5 +1,5 @@
 /**
- * Discovery and OpenAPI documents for one caller (CONTRACT §8).
+ * Discovery and OpenAPI documents for one caller (docs/API.md §8).
  *
  * What a caller sees is what the authorizer lets it read: a model appears when the caller may
  * `get` or `list` it (a resourceNames grant counts), its `status` subresource when it may `get`

@@ -1,5 +1,5 @@
 /**
- * Personal access tokens (CONTRACT §2). A token belongs to the user who created it; its text
+ * Personal access tokens (docs/API.md §2). A token belongs to the user who created it; its text
  * `svcpat_<name>_<secret>` is returned once, on creation. Only a SHA-256 digest of the 256-bit
  * random secret is stored (a slow hash adds nothing for a secret of that entropy), compared in
  * constant time. Expired and revoked (deleted) tokens authenticate nobody.

@@ -1,5 +1,5 @@
 /**
- * JSON Schema → GraphQL types for one model (CONTRACT §5).
+ * JSON Schema → GraphQL types for one model (docs/API.md §5).
  *
  *  - objects with declared `properties` → object types (output) and `…Input` types (input);
  *    an object that also allows extra keys (`additionalProperties: true|{…}`,

@@ -18,7 +18,7 @@ export function indexesOf(entry: ModelEntry): ReadonlySet<string> {
   return names;
 }
 
-/** Names of a model's numeric indexes (CONTRACT §7). Cached per model object. */
+/** Names of a model's numeric indexes (docs/API.md §7). Cached per model object. */
 const numericNames = new WeakMap<object, ReadonlySet<string>>();
 function numericOf(entry: ModelEntry): ReadonlySet<string> {
   let names = numericNames.get(entry.model);

@@ -13,7 +13,7 @@ export interface OperationContext {
 
 export type { ModelEntry } from '../registry/registry.js';
 
-/** CONTRACT §4 list envelope. */
+/** docs/API.md §4 list envelope. */
 export interface ListResult {
   page: number;
   size: number;

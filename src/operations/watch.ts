@@ -21,7 +21,7 @@
  *    The re-check updates that set.
  *  - Objects leave through the kind's presentation hook (`present`, e.g. no password hashes).
  *
- * Fan-out cost (issue 10 benchmark): what a change means for a selector is decided once per
+ * Fan-out cost: what a change means for a selector is decided once per
  * (change, model entry, selector) and shared by every watcher of that selector, and watchers past
  * their list reconciliation join their selector's group in the model's shared feed (FeedGate),
  * so a change their selector sees neither before nor after does not visit them at all; the

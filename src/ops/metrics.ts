@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of one gateway (CONTRACT §10), in a registry of its own (never prom-client's
+ * Prometheus metrics of one gateway (docs/API.md §10), in a registry of its own (never prom-client's
  * global one: several gateways may run in one process). Served at GET /metrics (ops/observer.ts
  * mounts it behind RBAC as the non-resource URL `/metrics`).
  *

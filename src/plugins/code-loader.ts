@@ -1,6 +1,6 @@
 /**
  * The optional code entry of a plugin: `index.js`, `index.mjs` or `index.ts`, whose default
- * export is `{models?, routes?, graphql?, start?, stop?}` (CONTRACT §7). The module is imported
+ * export is `{models?, routes?, graphql?, start?, stop?}` (docs/API.md §7). The module is imported
  * afresh whenever its file changed, so a plugin updated on disk is picked up by stop + start.
  */
 import { existsSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Custom routes of started plugins (CONTRACT §7 "Custom routes"). A handler is a Fetch-API
+ * Custom routes of started plugins (docs/API.md §7 "Custom routes"). A handler is a Fetch-API
  * function `(request, ctx) => Response | Promise<Response>`: the Node request becomes a
  * `Request` whose body is the request stream, and the `Response` body is piped to the socket
  * with `stream.pipeline`, so a slow client slows the handler's stream down (back pressure).

@@ -1,5 +1,5 @@
 /**
- * The plugin lifecycle controller (CONTRACT §7 "Lifecycle"). Each plugin is an object of the
+ * The plugin lifecycle controller (docs/API.md §7 "Lifecycle"). Each plugin is an object of the
  * Plugin kind (plugin-kind.ts); this controller reconciles its `spec.enabled` with what runs,
  * one plugin change at a time, and reports `status.phase`:
  *
@@ -89,7 +89,7 @@ export class PluginController {
   }
 
   /**
-   * Readiness (CONTRACT §10 /readyz): one reason per plugin that is enabled (its spec as last
+   * Readiness (docs/API.md §10 /readyz): one reason per plugin that is enabled (its spec as last
    * acted on) but not running in this process. No I/O.
    */
   notStarted(): string[] {

@@ -1,8 +1,8 @@
 /**
- * plugin.yaml (CONTRACT §7): apiVersion plugin.svc.run/v1alpha1, kind Plugin, metadata.name and
+ * plugin.yaml (docs/API.md §7): apiVersion plugin.svc.run/v1alpha1, kind Plugin, metadata.name and
  * spec {version, displayName, description, requires, models, enabled, console}. Every error names the file.
  *
- * `spec.console.routes` (CONTRACT §9) adds console routes over the plugin's models:
+ * `spec.console.routes` (docs/API.md §9) adds console routes over the plugin's models:
  * `[{name, title, resource: <plural>, permissions: [ui permission…], managePermissions?: […]}]`.
  */
 import { readFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * What a plugin may declare (CONTRACT §3, §7; SPEC.md "Naming rules", "Custom APIs"). Every
+ * What a plugin may declare (docs/API.md §3, §7). Every
  * refusal throws PluginError with a message naming the plugin and, for bundle documents, the
  * file and the document's index.
  */

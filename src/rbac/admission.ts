@@ -1,5 +1,5 @@
 /**
- * RBAC safety checks on writes of Role and RoleBinding objects (CONTRACT §6, k8s
+ * RBAC safety checks on writes of Role and RoleBinding objects (docs/API.md §6, k8s
  * pkg/registry/rbac/escalation_check.go and role/policybased):
  *   - built-in immutable roles (super-role) cannot be changed or deleted: 403;
  *   - a binding's roleRef.name must name an existing role: 422;

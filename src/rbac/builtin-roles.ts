@@ -1,5 +1,5 @@
 /**
- * Built-in roles (SPEC.md "Built-in roles shown", CONTRACT §6), created on start when missing and
+ * Built-in roles (docs/API.md §6), created on start when missing and
  * reconciled when stored by an earlier version (bootstrap/security.ts `reconcileRole`).
  * Plugins extend them through `aggregate-to-<role>` templates (the content plugin aggregates
  * its post templates into contributor, author, editor and post-manager); the rules below are
@@ -19,7 +19,7 @@ import {
   SUPER_ROLE,
 } from './resolve.js';
 
-/** The console API group of the permissions endpoint (CONTRACT §6). */
+/** The console API group of the permissions endpoint (docs/API.md §6). */
 export const CONSOLE_GROUP = 'api.console.svc.run';
 export const PERMISSIONS_PATH = `/apis/${CONSOLE_GROUP}/v1alpha1/users/-/permissions`;
 
@@ -64,7 +64,7 @@ const PLUGIN_GROUP = 'plugin.svc.run';
 const READ = ['get', 'list', 'watch'];
 
 /**
- * The console's built-in role templates (CONTRACT §9): a view and a manage template for users,
+ * The console's built-in role templates (docs/API.md §9): a view and a manage template for users,
  * roles and plugins, each carrying the UI permissions of its console route.
  */
 const SYSTEM_TEMPLATES: BuiltinRole[] = [
@@ -131,7 +131,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
     [
       // Personal access tokens: each user creates, lists and revokes only their own.
       { apiGroups: [TOKEN_GROUP], resources: [TOKEN_RESOURCE], verbs: ['create', 'list', 'get', 'delete'] },
-      // Discovery, the OpenAPI documents and the docs page (CONTRACT §8); each shows only what
+      // Discovery, the OpenAPI documents and the docs page (docs/API.md §8); each shows only what
       // the caller may read.
       { nonResourceURLs: API_REFERENCE_URLS, verbs: ['get', 'head'] },
       // The console's plugin routes: each user sees those whose model they may list or whose UI

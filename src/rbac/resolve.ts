@@ -1,5 +1,5 @@
 /**
- * Role resolution (CONTRACT §6 "A user's roles"): the roles named by bindings whose subjects
+ * Role resolution (docs/API.md §6 "A user's roles"): the roles named by bindings whose subjects
  * include the user, plus `anonymous`, plus `authenticated` when logged in; then, to a fixpoint,
  * the roles named in each held role's dependencies annotation and every role labelled
  * `aggregate-to-<role>` for a role already held. A role is visited once, so cycles are

@@ -1,5 +1,5 @@
 /**
- * IndexSpec compilation (SPEC.md "Index declaration", CONTRACT §7): the four default indexes,
+ * IndexSpec compilation (docs/API.md §7): the four default indexes,
  * path-based and indexFunc-based declared indexes, value extraction (always strings).
  */
 import type { ApiObject } from './object.js';
@@ -113,7 +113,7 @@ function unwrapArrays(root: Schema, node: Schema | undefined): Schema | undefine
 }
 
 /**
- * Whether a path leads, in the model's JSON Schema, to an `integer` or `number` field (CONTRACT §7:
+ * Whether a path leads, in the model's JSON Schema, to an `integer` or `number` field (docs/API.md §7:
  * such an index sorts numerically and its field selector compares numbers).
  */
 export function isNumericPath(schema: Schema | undefined, segs: string[]): boolean {

@@ -1,5 +1,5 @@
 /**
- * Metadata rules (CONTRACT §3): object names, generateName, label keys/values, annotations,
+ * Metadata rules (docs/API.md §3): object names, generateName, label keys/values, annotations,
  * finalizers. Each check returns field errors instead of throwing, so one response can list
  * every problem.
  */
@@ -155,7 +155,7 @@ export function checkFinalizers(finalizers: unknown): FieldError[] {
   return errors;
 }
 
-/** Label keys a plugin bundle may use although they sit under svc.run (CONTRACT §3). */
+/** Label keys a plugin bundle may use although they sit under svc.run (docs/API.md §3). */
 export const PLATFORM_LABEL_KEYS = new Set([
   'svc.run/role-template',
   'svc.run/hidden',

@@ -9,7 +9,7 @@ import type { StorageModel } from '../store/types.js';
 /** A JSON Schema object (draft 2020-12 subset understood by ajv). */
 export type JSONSchema = Record<string, unknown>;
 
-/** IndexSpec (SPEC.md "Index declaration", CONTRACT §7). Exactly one of `path` / `indexFunc`. */
+/** IndexSpec (docs/API.md §7). Exactly one of `path` / `indexFunc`. */
 export interface IndexSpec {
   name: string;
   /** Dotted path into the object, e.g. `spec.slug`. A path that reaches an array is multi-valued. */
@@ -41,7 +41,7 @@ export interface CompiledIndex {
   builtin: boolean;
   /** How values are derived; stable text used to detect changed definitions. */
   fingerprint: string;
-  /** A path index over an `integer`/`number` field: sorts and compares as numbers (CONTRACT §7). */
+  /** A path index over an `integer`/`number` field: sorts and compares as numbers (docs/API.md §7). */
   numeric?: boolean;
   values(obj: ApiObject): string[];
 }

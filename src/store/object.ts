@@ -1,4 +1,4 @@
-/** The shape every stored object has (SPEC.md "Custom model"). `spec`/`status` are model-defined. */
+/** The shape every stored object has (docs/API.md §3). `spec`/`status` are model-defined. */
 export interface ObjectMeta {
   name: string;
   generateName?: string;

@@ -1,5 +1,5 @@
 /**
- * GET /metrics (CONTRACT §10): RBAC as the non-resource URL /metrics, the named metrics with
+ * GET /metrics (docs/API.md §10): RBAC as the non-resource URL /metrics, the named metrics with
  * their labels, one registry per gateway, and bounded labels (no object names, no raw paths,
  * capped GraphQL operation names).
  */

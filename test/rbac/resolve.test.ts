@@ -1,4 +1,4 @@
-/** Role resolution (CONTRACT §6 "A user's roles"): bindings, anonymous, authenticated, dependencies, aggregation, cycles. */
+/** Role resolution (docs/API.md §6 "A user's roles"): bindings, anonymous, authenticated, dependencies, aggregation, cycles. */
 import { describe, expect, it } from 'vitest';
 import { userCaller, ANONYMOUS } from '../../src/auth/identity.js';
 import type { ApiObject } from '../../src/registry/object.js';

@@ -77,7 +77,7 @@ export const BASE: IndexDef[] = [
 ];
 
 export const SIZE = ix('spec.size', (o) => (spec(o).size === undefined ? [] : [String(spec(o).size)]));
-/** spec.size over a field whose schema type is number (CONTRACT §7): sorts and compares numbers. */
+/** spec.size over a field whose schema type is number (docs/API.md §7): sorts and compares numbers. */
 export const SIZE_NUMERIC = ix('spec.size', SIZE.values, { fingerprint: 'path:spec.size|type=number', numeric: true });
 /** Same index name as spec.color, different derivation (and so a different fingerprint). */
 const COLOR_UPPER = ix('spec.color', (o) => one(spec(o).color?.toUpperCase()), {
