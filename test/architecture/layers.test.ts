@@ -91,7 +91,7 @@ export const KNOWN: Known[] = [
   { from: 'rest/watch-stream.ts', to: 'http/shutdown.ts', owner: 'watch-net', why: 'folder cycle http ↔ rest' },
   { from: 'rest/watch-stream.ts', to: 'http/websocket.ts', owner: 'watch-net', why: 'folder cycle http ↔ rest' },
   // graphql/ imports the same helpers from http/ (and so http/ → apidocs/ → graphql/ → http/).
-  { from: 'graphql/fast-path.ts', to: 'http/read-body.ts', owner: 'graphql', why: 'fast path folds into yoga' },
+  { from: 'graphql/node-http.ts', to: 'http/read-body.ts', owner: 'watch-net', why: 'folder cycle http → apidocs → graphql → http' },
   { from: 'graphql/server.ts', to: 'http/send-guard.ts', owner: 'watch-net', why: 'folder cycle http → apidocs → graphql → http' },
   { from: 'graphql/server.ts', to: 'http/websocket.ts', owner: 'watch-net', why: 'folder cycle http → apidocs → graphql → http' },
   // browser.ts (CORS, the token sub-protocol) is used by the WebSocket helpers and graphql/: it
