@@ -12,7 +12,7 @@
  * Subscriptions are not touched (graphql-ws and yoga subscribe with graphql-js).
  */
 import { isLeafType, Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type TypeNode } from 'graphql';
-import { getOperationAST } from 'graphql';
+import { getOperationAST, type ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 
@@ -48,7 +48,12 @@ export function useJit(): Plugin {
     if (entry === undefined) {
       const operation = getOperationAST(document, operationName);
       const safe = operation != null && operation.operation !== 'subscription' && jitSafe(schema, document, operation);
-      const c = safe ? compileQuery(schema, document, operationName) : null;
+      let c: CompiledQuery | ExecutionResult | null = null;
+      try {
+        if (safe) c = compileQuery(schema, document, operationName);
+      } catch {
+        c = null; // graphql-js runs it (and reports whatever is wrong with it)
+      }
       entry = c && isCompiledQuery(c) ? c : null;
       byName.set(operationName, entry);
     }
