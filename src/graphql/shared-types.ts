@@ -1,6 +1,7 @@
 /**
  * Types shared by every model: the `JSON` scalar, `ObjectMeta`/`ObjectMetaInput`, the watch
- * event type enum and `Me`. One instance each, so every generated schema reuses them.
+ * event type enum and `Me`. One instance each, so every generated schema reuses them. They are
+ * constants: their fields depend on nothing per gateway, so gateways in one process share them.
  */
 import {
   GraphQLEnumType,
