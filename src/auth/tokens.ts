@@ -10,8 +10,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Invalid, NotFound } from '../errors/index.js';
-import { envelope } from '../operations/list.js';
-import type { ListResult } from '../operations/types.js';
+import { envelope, type ListResult } from '../query/envelope.js';
 import { compileModel } from '../registry/compile.js';
 import { isPlainObject, type ApiObject } from '../registry/object.js';
 import { isStoreError } from '../store/errors.js';

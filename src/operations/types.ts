@@ -13,19 +13,7 @@ export interface OperationContext {
 
 export type { ModelEntry } from '../registry/registry.js';
 
-/** docs/API.md §4 list envelope. */
-export interface ListResult {
-  page: number;
-  size: number;
-  total: number;
-  totalPages: number;
-  first: boolean;
-  last: boolean;
-  hasNext: boolean;
-  hasPrevious: boolean;
-  items: ApiObject[];
-  resourceVersion: string;
-}
+export type { ListResult } from '../query/envelope.js';
 
 export type PatchType = 'merge' | 'json';
 
