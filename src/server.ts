@@ -25,7 +25,7 @@ import { PluginController } from './plugins/lifecycle.js';
 import { serveCustomRoute } from './plugins/serve-route.js';
 import { createModelClient, privilegedContext } from './plugins/model-client.js';
 import { bindingAdmission, roleAdmission, userAdmission } from './rbac/admission.js';
-import type { Authorizer } from './rbac/authorizer.js';
+import type { Authorizer } from './security/authorizer.js';
 import { RbacAuthorizer } from './rbac/rbac-authorizer.js';
 import { PLATFORM_MODELS, ROLE, ROLE_BINDING, USER } from './registry/platform.js';
 import type { KindHooks } from './registry/hooks.js';

@@ -10,7 +10,7 @@
 import { buildSchema, defaultFieldResolver, type GraphQLDirective, type GraphQLSchema } from 'graphql';
 import { getDirective, MapperKind, mapSchema } from '@graphql-tools/utils';
 import { toApiError } from '../errors/index.js';
-import { denial, preauthorized, type Attributes } from '../rbac/authorizer.js';
+import { denial, preauthorized, type Attributes } from '../security/authorizer.js';
 import type { GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
 

@@ -28,7 +28,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import type { Authorizer, Caller } from '../rbac/authorizer.js';
+import type { Authorizer, Caller } from '../security/authorizer.js';
 import type { GraphQLContext } from './context.js';
 import { INTERNAL_MESSAGE, maskError } from './errors.js';
 import { maxAliasesRule, maxDepthRule, type Limits } from './limits.js';

@@ -1,6 +1,6 @@
 /** Helpers every operation uses: authorization, store-error translation, reads. */
 import { Conflict, Gone, NotFound, Unavailable, VersionConflict } from '../errors/index.js';
-import { denial, type Attributes, type Decision } from '../rbac/authorizer.js';
+import { denial, type Attributes, type Decision } from '../security/authorizer.js';
 import type { WriteVerb } from '../registry/hooks.js';
 import type { ApiObject } from '../registry/object.js';
 import { StoreError } from '../store/errors.js';
@@ -24,7 +24,7 @@ export function attributesFor(ctx: OperationContext, entry: ModelEntry, verb: st
 
 /**
  * Asks the authorizer; throws Forbidden (Unauthenticated for an anonymous caller) when it says no. Transports that already authorized the
- * request pass an authorizer that answers it from that decision (rbac/authorizer.ts
+ * request pass an authorizer that answers it from that decision (security/authorizer.ts
  * `preauthorized`), so each request is decided once; every other caller is checked here.
  */
 export async function authorize(

@@ -3,8 +3,8 @@
  * context instead of a user. This is the ONLY opt-out from enforcement: grep `systemContext(`
  * to find every caller that is not authorized by RBAC.
  */
-import type { Caller } from '../auth/identity.js';
-import type { Authorizer } from './authorizer.js';
+import type { Caller } from '../security/identity.js';
+import type { Authorizer } from '../security/authorizer.js';
 
 export interface SystemContext {
   caller: Caller;

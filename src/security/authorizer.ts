@@ -1,14 +1,14 @@
 /**
  * The one authorization port (like k8s authorizer.Authorizer). The HTTP pipeline, the GraphQL
- * `@auth` directive and the operations layer all ask this interface; rbac-authorizer.ts is the
+ * `@auth` directive and the operations layer all ask this interface; rbac/rbac-authorizer.ts is the
  * implementation the gateway runs.
  */
-import type { Caller } from '../auth/identity.js';
+import type { Caller } from './identity.js';
 import { Forbidden, Unauthenticated, type ApiError } from '../errors/index.js';
 import type { RequestInfo } from '../request/requestinfo.js';
 
-export type { Caller } from '../auth/identity.js';
-export { ANONYMOUS } from '../auth/identity.js';
+export type { Caller } from './identity.js';
+export { ANONYMOUS } from './identity.js';
 
 /** Request attributes, as parsed by request/requestinfo.ts or built by a GraphQL field. */
 export interface Attributes {
