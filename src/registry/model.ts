@@ -41,6 +41,8 @@ export interface CompiledIndex {
   builtin: boolean;
   /** How values are derived; stable text used to detect changed definitions. */
   fingerprint: string;
+  /** A path index's dotted field path (absent for indexFunc and default indexes). */
+  path?: string;
   /** A path index over an `integer`/`number` field: sorts and compares as numbers (docs/API.md §7). */
   numeric?: boolean;
   values(obj: ApiObject): string[];
