@@ -9,7 +9,7 @@
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-export interface Limits {
+export interface GatewayLimits {
   /** Request body bytes (REST and GraphQL over HTTP) → 413. */
   bodyBytes: number;
   /** Bodies up to this size are read and discarded before the 413 is sent (no reset). */
@@ -56,7 +56,7 @@ export interface Limits {
   headerBytes: number;
 }
 
-export const LIMITS: Readonly<Limits> = Object.freeze({
+export const LIMITS: Readonly<GatewayLimits> = Object.freeze({
   bodyBytes: 3 * MiB,
   discardBytes: 64 * MiB,
   jsonDepth: 64,
@@ -82,7 +82,7 @@ export const LIMITS: Readonly<Limits> = Object.freeze({
 });
 
 /** Environment variables that override a row. */
-export const LIMIT_ENV: Partial<Record<keyof Limits, string>> = {
+export const LIMIT_ENV: Partial<Record<keyof GatewayLimits, string>> = {
   storeTimeoutMs: 'SVC_STORE_TIMEOUT_MS',
   connectionsPerAddress: 'SVC_MAX_CONNECTIONS_PER_ADDRESS',
   watchesPerUser: 'SVC_MAX_WATCHES_PER_USER',
@@ -91,9 +91,9 @@ export const LIMIT_ENV: Partial<Record<keyof Limits, string>> = {
 };
 
 /** The limits in force: defaults, then environment overrides, then explicit ones (tests). */
-export function resolveLimits(env: NodeJS.ProcessEnv = process.env, explicit: Partial<Limits> = {}): Limits {
-  const out: Limits = { ...LIMITS };
-  for (const [key, name] of Object.entries(LIMIT_ENV) as [keyof Limits, string][]) {
+export function resolveLimits(env: NodeJS.ProcessEnv = process.env, explicit: Partial<GatewayLimits> = {}): GatewayLimits {
+  const out: GatewayLimits = { ...LIMITS };
+  for (const [key, name] of Object.entries(LIMIT_ENV) as [keyof GatewayLimits, string][]) {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
     const n = Number(raw);

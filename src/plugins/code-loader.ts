@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ModelDeclaration } from '../registry/model.js';
 import { isPlainObject } from '../registry/object.js';
-import type { RouteHandler } from './custom-routes.js';
+import type { PluginRouteHandler } from './custom-routes.js';
 import type { GraphQLExtension } from './graphql-extension.js';
 import type { PluginContext } from './plugin-context.js';
 import { PluginError } from './manifest.js';
@@ -18,7 +18,7 @@ export interface RouteDeclaration {
   method: string;
   /** `/apis/<group>/<version>/…`; `{param}` marks a path parameter. */
   path: string;
-  handler: RouteHandler;
+  handler: PluginRouteHandler;
   /** Optional: how the route appears in the OpenAPI documents (apidocs/openapi.ts). */
   openapi?: RouteOpenAPI;
 }

@@ -11,7 +11,7 @@ export interface PluginContext {
   privileged: ModelClient;
 }
 
-export interface RouteContext extends PluginContext {
+export interface PluginRouteContext extends PluginContext {
   /** Path parameters (`{param}` in the route path), percent-decoded. */
   params: Record<string, string>;
   /** The authenticated caller (`anonymous` for visitors). */
