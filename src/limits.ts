@@ -1,6 +1,10 @@
 /**
- * Every limit on what a client controls, in one table (README "Limits" documents the same
- * rows). Modules import the values from here; nothing else hard-codes a limit.
+ * The limits on what one request or connection of a client controls (sizes, counts, deadlines),
+ * in one table (README "Limits" documents the same rows); the modules enforcing them import the
+ * values from here. Limits of other kinds stay beside the code that applies them: GraphQL
+ * document limits (graphql/limits.ts), failed logins (auth/login-limiter.ts), watch timing
+ * (operations/watch-settings.ts), change-feed retention (store/feed/change-log.ts) and the
+ * bounds of internal caches.
  *
  * A few rows can be changed with an environment variable (read once, at start, by
  * `resolveLimits`); the rest are fixed because the stores and parsers rely on them.
@@ -52,7 +56,7 @@ export interface GatewayLimits {
   requestTimeoutMs: number;
   /** Idle keep-alive connection between requests → closed. */
   keepAliveTimeoutMs: number;
-  /** Request line plus headers, bytes (Node's maxHeaderSize; a longer URL gets 431). */
+  /** Request line plus headers, bytes (the server's maxHeaderSize, set in server.ts; more gets 431). */
   headerBytes: number;
 }
 

@@ -310,7 +310,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
 
   const browser = browserPolicy(config.corsOrigins ?? []);
-  const server = createServer((req, res) => {
+  const server = createServer({ maxHeaderSize: limits.headerBytes }, (req, res) => {
     // Answered preflights never reach the pipeline; they are observed all the same (one
     // request-log line and a request metric each).
     if (browser.apply(req, res)) return void observer.request(req, res, parseTarget(req.url));

@@ -19,7 +19,6 @@ import type { ModelStore, Store, StoreQuery } from '../store/types.js';
 export const TOKEN_GROUP = 'uc.api.security.svc.run';
 export const TOKEN_VERSION = 'v1alpha1';
 export const TOKEN_RESOURCE = 'personalaccesstokens';
-export const TOKEN_PATH = `/apis/${TOKEN_GROUP}/${TOKEN_VERSION}/${TOKEN_RESOURCE}`;
 const API_VERSION = `${TOKEN_GROUP}/${TOKEN_VERSION}`;
 const KIND = 'PersonalAccessToken';
 const TOKEN = /^svcpat_([a-z0-9]+)_([A-Za-z0-9_-]{43})$/;

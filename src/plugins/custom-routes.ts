@@ -66,12 +66,6 @@ export class PluginRouteTable {
     return found;
   }
 
-  /** Whether some route serves the path with another method (for 405). */
-  servesPath(pathname: string): boolean {
-    const parts = pathname.slice(1).split('/');
-    return this.routes.some((r) => matchSegments(r.segments, parts) !== undefined);
-  }
-
   private find(method: string, parts: string[]): RouteMatch | undefined {
     let best: { m: RouteMatch; score: string } | undefined;
     for (const route of this.routes) {

@@ -21,7 +21,6 @@ import {
 
 /** The console API group of the permissions endpoint (docs/API.md §6). */
 export const CONSOLE_GROUP = 'api.console.svc.run';
-export const PERMISSIONS_PATH = `/apis/${CONSOLE_GROUP}/v1alpha1/users/-/permissions`;
 
 /**
  * The non-resource URLs of discovery, the OpenAPI documents and /docs. A right on `/apis` (or

@@ -153,10 +153,6 @@ export function prepareForDelete(old: ApiObject): ApiObject {
   };
 }
 
-/** True when a deleting object has no finalizers left and must be removed. */
-export const readyToRemove = (obj: ApiObject): boolean =>
-  !!obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0;
-
 /** PUT on an object or its status: the body's metadata.name must equal the path's (400); a missing one is filled. */
 export function matchName(body: unknown, name: string): Record<string, unknown> & { metadata: Record<string, unknown> } {
   if (!isPlainObject(body)) throw new BadRequest('the request body must be a JSON object');
