@@ -8,7 +8,10 @@ import { authorize, present, storeFailure } from './common.js';
 import { envelope, type ListResult } from '../query/envelope.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
-/** Index names of a model, for the query planner. Cached per model object. */
+/**
+ * Index names of a model, for the query planner. Cached per model object: a memo of a pure
+ * function of an immutable model, so gateways sharing the process share nothing that can differ.
+ */
 const indexNames = new WeakMap<object, ReadonlySet<string>>();
 export function indexesOf(entry: ModelEntry): ReadonlySet<string> {
   let names = indexNames.get(entry.model);

@@ -54,6 +54,7 @@ export function codeEntry(dir: string): string | undefined {
   return CODE_ENTRIES.map((f) => join(dir, f)).find((f) => existsSync(f));
 }
 
+// Process-wide on purpose: tsx's module hooks are registered with Node once per process.
 let typescript: Promise<void> | undefined;
 
 /**
