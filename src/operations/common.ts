@@ -1,4 +1,4 @@
-/** Helpers every operation uses: authorization, store-error translation, reads. */
+/** Helpers every operation uses: authorization, store-error translation, reads and the write sequence (rewrite). */
 import { Conflict, Gone, NotFound, Unavailable, VersionConflict } from '../errors/index.js';
 import { attributesOf, denial, type Attributes, type Decision } from '../security/authorizer.js';
 import type { WriteVerb } from '../registry/hooks.js';
