@@ -12,7 +12,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Invalid, NotFound } from '../errors/index.js';
 import { envelope, type ListResult } from '../query/envelope.js';
 import { compileModel } from '../registry/compile.js';
-import { isPlainObject, type ApiObject } from '../registry/object.js';
+import { isPlainObject, type ApiObject } from '../store/object.js';
 import { isStoreError } from '../store/errors.js';
 import type { ModelStore, Store, StoreQuery } from '../store/types.js';
 

@@ -20,7 +20,7 @@ import {
   type WatchEvent,
 } from '../operations/index.js';
 import { attributesOf } from '../security/authorizer.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import type { GraphQLContext } from './context.js';
 import { createEventStream } from './event-stream.js';
 import { inputToJson } from './json-schema-types.js';

@@ -2,7 +2,7 @@
 import { Conflict, Gone, NotFound, Unavailable, VersionConflict } from '../errors/index.js';
 import { attributesOf, denial, type Attributes, type Decision } from '../security/authorizer.js';
 import type { WriteVerb } from '../registry/hooks.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { validateObject } from '../registry/strategy.js';
 import { StoreError } from '../store/errors.js';
 import type { ModelEntry, OperationContext } from './types.js';

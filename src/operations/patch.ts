@@ -1,5 +1,5 @@
 import { BadRequest, Invalid } from '../errors/index.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { prepareForUpdate } from '../registry/strategy.js';
 import { authorize, present, rewrite, staleVersion } from './common.js';
 import { applyPatch, requestedVersion } from './patching.js';

@@ -1,4 +1,4 @@
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { matchName, prepareForStatusUpdate, requiredVersion } from '../registry/strategy.js';
 import { authorize, present, readOrThrow, rewrite } from './common.js';
 import { patchAgainst } from './patch.js';

@@ -3,7 +3,7 @@
  * functions exported from operations/index.ts with an OperationContext.
  */
 import type { Authorizer, Caller } from '../security/authorizer.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import type { WatchEventType } from '../store/types.js';
 
 export interface OperationContext {

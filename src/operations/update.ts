@@ -1,4 +1,4 @@
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { matchName, prepareForUpdate, requiredVersion } from '../registry/strategy.js';
 import { authorize, rewrite } from './common.js';
 import type { ModelEntry, OperationContext } from './types.js';

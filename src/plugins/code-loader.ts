@@ -8,7 +8,7 @@ import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ModelDeclaration } from '../registry/model.js';
-import { isPlainObject } from '../registry/object.js';
+import { isPlainObject } from '../store/object.js';
 import type { PluginRouteHandler } from './custom-routes.js';
 import type { GraphQLExtension } from './graphql-extension.js';
 import type { PluginContext } from './plugin-context.js';

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { toApiError } from '../errors/index.js';
 import * as ops from '../operations/index.js';
-import { isPlainObject, type ApiObject } from '../registry/object.js';
+import { isPlainObject, type ApiObject } from '../store/object.js';
 import type { ModelEntry, Registry } from '../registry/registry.js';
 import { readBundle, type BundleDocument } from './bundle.js';
 import { codeEntry, loadCode, type PluginCode } from './code-loader.js';

@@ -9,7 +9,7 @@ import { NotFound } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import type { ListResult, OperationContext, PatchType } from '../operations/types.js';
 import { systemContext } from '../rbac/system.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import type { ModelEntry, Registry } from '../registry/registry.js';
 
 export interface ListQuery {

@@ -9,7 +9,7 @@
 import type { SecurityGeneration } from '../auth/generation.js';
 import type { Caller } from '../security/identity.js';
 import { Unavailable } from '../errors/index.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { isStoreError } from '../store/errors.js';
 import type { ModelStore, StoreQuery } from '../store/types.js';
 import type { Attributes, Authorizer, Decision } from '../security/authorizer.js';

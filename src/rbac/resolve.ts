@@ -6,7 +6,7 @@
  * harmless. Roles that do not exist (or are being deleted) grant nothing and are not listed.
  */
 import type { Caller } from '../security/identity.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import type { PolicyRule } from './match.js';
 
 export const ANONYMOUS_ROLE = 'anonymous';

@@ -4,7 +4,7 @@
  * safety checks (Role, RoleBinding) and cache invalidation. Plugin models have none.
  */
 import type { Authorizer, Caller } from '../security/authorizer.js';
-import type { ApiObject } from './object.js';
+import type { ApiObject } from '../store/object.js';
 
 export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';
 

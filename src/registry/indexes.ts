@@ -2,7 +2,7 @@
  * IndexSpec compilation (docs/API.md §7): the four default indexes,
  * path-based and indexFunc-based declared indexes, value extraction (always strings).
  */
-import type { ApiObject } from './object.js';
+import type { ApiObject } from '../store/object.js';
 import type { CompiledIndex, IndexSpec } from './model.js';
 // The label index encoding (bare key + key=value) is shared with the query planner.
 import { labelIndexValues } from '../query/match.js';

@@ -2,7 +2,7 @@
  * Model declarations (what a plugin writes) and registered models (what the rest of the
  * gateway uses). Compilation from one to the other: registry/compile.ts.
  */
-import type { ApiObject } from './object.js';
+import type { ApiObject } from '../store/object.js';
 import type { FieldError } from '../errors/index.js';
 import type { StorageModel } from '../store/types.js';
 

@@ -6,7 +6,7 @@
 import { BadRequest, Invalid, type FieldError } from '../errors/index.js';
 import { LIMITS } from '../limits.js';
 import type { Model } from './model.js';
-import { isPlainObject, type ApiObject, type ObjectMeta } from './object.js';
+import { isPlainObject, type ApiObject, type ObjectMeta } from '../store/object.js';
 import {
   checkAnnotations,
   checkFinalizers,

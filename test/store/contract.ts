@@ -26,7 +26,7 @@ import type {
   StoreListResult,
   StoreQuery,
 } from '../../src/store/types.js';
-import type { ApiObject } from '../../src/registry/object.js';
+import type { ApiObject } from '../../src/store/object.js';
 
 export interface StoreHarness {
   store: Store;

@@ -10,7 +10,7 @@
  *   api.content.svc.run          published posts, for anonymous visitors.
  */
 import { BadRequest, Forbidden, NotFound } from '../../../errors/index.js';
-import type { ApiObject } from '../../../registry/object.js';
+import type { ApiObject } from '../../../store/object.js';
 import type { PluginCode } from '../../code-loader.js';
 import type { PluginRouteContext } from '../../plugin-context.js';
 
