@@ -10,7 +10,7 @@
  * the pipeline before this table.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Caller } from '../auth/identity.js';
+import type { Caller } from '../security/identity.js';
 import { NotFound } from '../errors/index.js';
 import type { OperationContext } from '../operations/types.js';
 import type { Registry } from '../registry/registry.js';

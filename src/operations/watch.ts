@@ -31,7 +31,7 @@
  */
 import { ApiError, BadRequest, Forbidden, Gone, toApiError, Unavailable } from '../errors/index.js';
 import { matchesWhere } from '../query/plan.js';
-import { denial, liveAuthorizer } from '../rbac/authorizer.js';
+import { denial, liveAuthorizer } from '../security/authorizer.js';
 import type { ApiObject } from '../store/object.js';
 import { parsePosition } from '../store/feed/index.js';
 import type { ChangeEvent, FeedGate, WatchHints } from '../store/types.js';
