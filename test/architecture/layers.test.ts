@@ -90,10 +90,6 @@ export const KNOWN: Known[] = [
   // browser.ts (CORS, the token sub-protocol) is used by the WebSocket helpers and graphql/: it
   // belongs in net/ with them (not in watch-net's list: whoever moves it removes this entry).
   { from: 'graphql/server.ts', to: 'http/browser.ts', owner: 'watch-net', why: 'folder cycle http → apidocs → graphql → http' },
-  // The route-handler signature lives in the pipeline's route table; handlers below it need it.
-  // Issue 23 item 7 (RouteTable/RouteHandler named twice): give it a home below the doors.
-  { from: 'ops/metrics.ts', to: 'http/routes.ts', owner: 'lead', why: 'ops imports the pipeline (RouteHandler type)' },
-  { from: 'apidocs/routes.ts', to: 'http/routes.ts', owner: 'lead', why: 'apidocs imports the pipeline (RouteHandler type)' },
 ];
 
 export interface Import {
