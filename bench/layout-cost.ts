@@ -20,7 +20,7 @@ const model: StorageModel = {
     { name: 'metadata.name', unique: true, order: 'ASC', fingerprint: 'builtin:name' },
     { name: 'metadata.labels', unique: false, order: 'ASC', fingerprint: 'builtin:labels' },
     { name: 'metadata.creationTimestamp', unique: false, order: 'DESC', fingerprint: 'builtin:creationTimestamp' },
-    { name: 'spec.gender', unique: false, order: 'ASC', fingerprint: 'path:spec.gender|unique=false|order=ASC' },
+    { name: 'spec.gender', unique: false, order: 'ASC', fingerprint: 'path:spec.gender|unique=false|order=ASC', path: 'spec.gender' },
   ],
   indexValues: (o) => ({
     'metadata.labels': Object.entries(o.metadata.labels ?? {}).flatMap(([k, v]) => [k, `${k}=${v}`]),

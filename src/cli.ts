@@ -24,6 +24,7 @@ if (wantsHelp()) {
   process.exit(0);
 }
 
+// The process entry point: its top-level variables are the one gateway this process runs.
 let config: ReturnType<typeof loadConfig>;
 try {
   config = loadConfig();

@@ -20,12 +20,12 @@ import { createGraphQL } from './graphql/index.js';
 import { createPipeline } from './http/pipeline.js';
 import { platformRoutes } from './http/platform-routes.js';
 import { createRouteTable, type CustomRoutes } from './http/routes.js';
-import { RouteTable } from './plugins/custom-routes.js';
+import { PluginRouteTable } from './plugins/custom-routes.js';
 import { PluginController } from './plugins/lifecycle.js';
 import { serveCustomRoute } from './plugins/serve-route.js';
 import { createModelClient, privilegedContext } from './plugins/model-client.js';
 import { bindingAdmission, roleAdmission, userAdmission } from './rbac/admission.js';
-import type { Authorizer } from './rbac/authorizer.js';
+import type { Authorizer } from './security/authorizer.js';
 import { RbacAuthorizer } from './rbac/rbac-authorizer.js';
 import { PLATFORM_MODELS, ROLE, ROLE_BINDING, USER } from './registry/platform.js';
 import type { KindHooks } from './registry/hooks.js';
@@ -39,7 +39,7 @@ import { guardServer } from './net/guard.js';
 import { refuseBadUpgrade } from './net/upgrade.js';
 import { browserPolicy } from './net/browser.js';
 import { consoleServer } from './console/serve.js';
-import { resolveLimits, type Limits } from './limits.js';
+import { resolveLimits, type GatewayLimits } from './limits.js';
 import { healthEndpoint, probeCheck, type PublicEndpoint } from './ops/health.js';
 import { openAuditLog, type AuditLog } from './ops/audit.js';
 import { GatewayMetrics, metricsRoute } from './ops/metrics.js';
@@ -92,7 +92,7 @@ export interface GatewayOptions {
   /** How often another gateway's RBAC changes are looked for (ms). */
   securityPollMs?: number;
   /** Overrides rows of src/limits.ts (tests use short deadlines). */
-  limits?: Partial<Limits>;
+  limits?: Partial<GatewayLimits>;
   /** false: no Prometheus metrics are kept and /metrics is not served (benchmarks compare). */
   metrics?: boolean;
   /** MongoDB store: called with every command the driver starts (tests count commands per request). */
@@ -232,7 +232,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     { username: config.adminUsername, password: config.adminPassword, store, announce: options.onAdminPassword },
     log,
   );
-  const pluginRoutes = new RouteTable();
+  const pluginRoutes = new PluginRouteTable();
   const plugins = new PluginController({
     registry,
     routes: pluginRoutes,
@@ -316,7 +316,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
 
   const browser = browserPolicy(config.corsOrigins ?? []);
-  const server = createServer((req, res) => {
+  const server = createServer({ maxHeaderSize: limits.headerBytes }, (req, res) => {
     // Answered preflights never reach the pipeline; they are observed all the same (one
     // request-log line and a request metric each).
     if (browser.apply(req, res)) return void observer.request(req, res, parseTarget(req.url));

@@ -12,9 +12,9 @@
  */
 import { createHash } from 'node:crypto';
 import { Unauthenticated } from '../errors/index.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import type { SecurityGeneration } from './generation.js';
-import { ANONYMOUS, userCaller, type Caller } from './identity.js';
+import { ANONYMOUS, userCaller, type Caller } from '../security/identity.js';
 import type { LoginLimiter } from './login-limiter.js';
 import { verifyPassword } from './password.js';
 import type { TokenStore } from './tokens.js';

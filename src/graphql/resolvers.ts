@@ -19,7 +19,8 @@ import {
   type OperationContext,
   type WatchEvent,
 } from '../operations/index.js';
-import type { ApiObject } from '../registry/object.js';
+import { attributesOf } from '../security/authorizer.js';
+import type { ApiObject } from '../store/object.js';
 import type { GraphQLContext } from './context.js';
 import { createEventStream } from '../watch/event-stream.js';
 import { inputToJson } from './json-schema-types.js';
@@ -136,17 +137,9 @@ export function canIResolver(): Resolver {
     const group = String(args.group ?? '');
     const version = typeof args.version === 'string' ? args.version : '';
     const name = typeof args.name === 'string' ? args.name : '';
-    const decision = await ctx.authorizer.authorize({
-      caller: ctx.caller,
-      verb: String(args.verb),
-      isResourceRequest: true,
-      apiGroup: group,
-      apiVersion: version,
-      resource,
-      subresource,
-      name,
-      path: '',
-    });
+    const decision = await ctx.authorizer.authorize(
+      attributesOf(ctx.caller, { verb: String(args.verb), apiGroup: group, apiVersion: version, resource, subresource, name }),
+    );
     return decision.allowed;
   };
 }

@@ -15,7 +15,7 @@ import type { WebSocket } from 'ws';
 import type { Authenticate } from '../auth/authenticate.js';
 import { rejectUpgrade } from '../errors/http.js';
 import type { ModelEntry } from '../operations/index.js';
-import type { Authorizer, Caller } from '../rbac/authorizer.js';
+import type { Authorizer, Caller } from '../security/authorizer.js';
 import type { Model } from '../registry/model.js';
 import { buildGatewaySchema, checkNames, type BuildOptions, type SchemaExtension } from './build-schema.js';
 import type { GraphQLContext } from './context.js';

@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { Authenticate } from '../auth/authenticate.js';
 import { ApiError, BadRequest, Forbidden, MethodNotAllowed, NotFound, toApiError, Unauthenticated, Unavailable } from '../errors/index.js';
 import { GOING_AWAY_CLOSE, rejectUpgrade, sendProblem } from '../errors/http.js';
-import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../rbac/authorizer.js';
+import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../security/authorizer.js';
 import type { Registry } from '../registry/registry.js';
 import type { PublicEndpoint } from '../ops/health.js';
 import type { Observation, RequestObserver } from '../ops/observer.js';

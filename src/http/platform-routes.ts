@@ -11,8 +11,8 @@
  *     (the console builds its menu and forms from them).
  * Like every route they run after authorization; the built-in roles grant them (builtin-roles.ts).
  */
-import type { Caller } from '../auth/identity.js';
-import { userCaller } from '../auth/identity.js';
+import type { Caller } from '../security/identity.js';
+import { userCaller } from '../security/identity.js';
 import { TOKEN_GROUP, TOKEN_RESOURCE, TOKEN_VERSION, type TokenStore } from '../auth/tokens.js';
 import { MethodNotAllowed, NotFound, Unauthenticated } from '../errors/index.js';
 import { sendJson } from '../errors/http.js';

@@ -18,7 +18,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, BadRequest, PayloadTooLarge, RequestTimeout, TooManyRequests } from '../errors/index.js';
-import { resolveLimits, type Limits } from '../limits.js';
+import { resolveLimits, type GatewayLimits } from '../limits.js';
 import { rawProblem, sendProblem } from '../errors/http.js';
 
 /** How long a refused connection is drained before it is destroyed. */
@@ -51,7 +51,7 @@ class HeaderFieldsTooLarge extends ApiError {
   }
 }
 
-function clientErrorStatus(err: NodeJS.ErrnoException, limits: Limits): ApiError {
+function clientErrorStatus(err: NodeJS.ErrnoException, limits: GatewayLimits): ApiError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return new HeaderFieldsTooLarge(limits.headerBytes);
@@ -72,7 +72,7 @@ export interface ConnectionGuard {
   refusal(socket: object): TooManyRequests | undefined;
 }
 
-export function guardServer(server: Server, limits: Limits = resolveLimits()): ConnectionGuard {
+export function guardServer(server: Server, limits: GatewayLimits = resolveLimits()): ConnectionGuard {
   /** Sockets over the per-address cap: their requests and upgrades are refused with 429. */
   const overCap = new WeakMap<Socket, TooManyRequests>();
   server.headersTimeout = limits.headersTimeoutMs;

@@ -28,6 +28,8 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
+// Process-wide on purpose: OpenTelemetry's tracer provider and context manager are globals of
+// the process, so every gateway in it shares one exporter, counted here (the last release flushes).
 let active: Tracing | undefined;
 let users = 0;
 

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
-import { isPlainObject } from '../registry/object.js';
+import { isPlainObject } from '../store/object.js';
 import { PluginError } from './manifest.js';
 import type { DocumentSource } from './rules.js';
 

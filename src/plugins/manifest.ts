@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import yaml from 'js-yaml';
 import type { ModelDeclaration } from '../registry/model.js';
 import { checkObjectName } from '../registry/metadata.js';
-import { isPlainObject } from '../registry/object.js';
+import { isPlainObject } from '../store/object.js';
 
 export const PLUGIN_API_VERSION = 'plugin.svc.run/v1alpha1';
 

@@ -4,7 +4,7 @@
  * file and the document's index.
  */
 import { checkObjectName, checkPluginKey, isDnsSubdomain } from '../registry/metadata.js';
-import { isPlainObject } from '../registry/object.js';
+import { isPlainObject } from '../store/object.js';
 import { PluginError } from './manifest.js';
 
 /** Label put on every bundle object: which plugin created it. */

@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError, Internal } from '../errors/index.js';
-import { attributesOf, denial, type Authorizer, type Caller } from '../rbac/authorizer.js';
+import { attributesOf, denial, type Authorizer, type Caller } from '../security/authorizer.js';
 import type { Registry } from '../registry/registry.js';
 import type { RequestInfo } from '../request/requestinfo.js';
 import { sendFetchResponse, toFetchRequest, type RouteMatch } from './custom-routes.js';

@@ -10,10 +10,10 @@
  *     user that existing bindings already name) needs every permission that user holds, or the
  *     verb `escalate` on users; else `update users` would let anyone become the administrator.
  */
-import { userCaller } from '../auth/identity.js';
+import { userCaller } from '../security/identity.js';
 import { Forbidden, Invalid } from '../errors/index.js';
 import type { AdmissionRequest, KindHooks } from '../registry/hooks.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { IMMUTABLE_ROLES } from './builtin-roles.js';
 import type { PolicyRule } from './match.js';
 import type { RbacAuthorizer } from './rbac-authorizer.js';

@@ -5,8 +5,8 @@
  * `aggregate-to-<role>` for a role already held. A role is visited once, so cycles are
  * harmless. Roles that do not exist (or are being deleted) grant nothing and are not listed.
  */
-import type { Caller } from '../auth/identity.js';
-import type { ApiObject } from '../registry/object.js';
+import type { Caller } from '../security/identity.js';
+import type { ApiObject } from '../store/object.js';
 import type { PolicyRule } from './match.js';
 
 export const ANONYMOUS_ROLE = 'anonymous';

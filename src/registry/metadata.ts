@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FieldError } from '../errors/index.js';
 import { LIMITS } from '../limits.js';
-import { isPlainObject } from './object.js';
+import { isPlainObject } from '../store/object.js';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 /** metadata.name: lowercase letters, digits and '-', alphanumeric at both ends. */

@@ -2,7 +2,7 @@
  * Model declarations (what a plugin writes) and registered models (what the rest of the
  * gateway uses). Compilation from one to the other: registry/compile.ts.
  */
-import type { ApiObject } from './object.js';
+import type { ApiObject } from '../store/object.js';
 import type { FieldError } from '../errors/index.js';
 import type { StorageModel } from '../store/types.js';
 
@@ -41,6 +41,8 @@ export interface CompiledIndex {
   builtin: boolean;
   /** How values are derived; stable text used to detect changed definitions. */
   fingerprint: string;
+  /** A path index's dotted field path (absent for indexFunc and default indexes). */
+  path?: string;
   /** A path index over an `integer`/`number` field: sorts and compares as numbers (docs/API.md §7). */
   numeric?: boolean;
   values(obj: ApiObject): string[];

@@ -22,8 +22,6 @@ export interface ApiObject {
   [extra: string]: unknown;
 }
 
-export const deepClone = <T>(v: T): T => structuredClone(v);
-
 /** A JSON object (not null, not an array). */
 export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);

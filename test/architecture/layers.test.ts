@@ -64,17 +64,6 @@ export interface Known {
 }
 
 export const KNOWN: Known[] = [
-  // Tokens read through operations/list; boundaries puts them behind the store port.
-  { from: 'auth/tokens.ts', to: 'operations/list.ts', owner: 'boundaries', why: 'auth above operations' },
-  { from: 'auth/tokens.ts', to: 'operations/types.ts', owner: 'boundaries', why: 'auth above operations' },
-  // Caller/Authorizer types move below registry/.
-  { from: 'registry/hooks.ts', to: 'rbac/authorizer.ts', owner: 'boundaries', why: 'registry imports rbac types' },
-  // IndexDescriptor gets explicit fields, so the adapter stops parsing the registry's fingerprint.
-  { from: 'store/mongo/index.ts', to: 'registry/indexes.ts', owner: 'boundaries', why: 'adapter imports registry' },
-  // The route-handler signature lives in the pipeline's route table; handlers below it need it.
-  // Issue 23 item 7 (RouteTable/RouteHandler named twice): give it a home below the doors.
-  { from: 'ops/metrics.ts', to: 'http/routes.ts', owner: 'lead', why: 'ops imports the pipeline (RouteHandler type)' },
-  { from: 'apidocs/routes.ts', to: 'http/routes.ts', owner: 'lead', why: 'apidocs imports the pipeline (RouteHandler type)' },
 ];
 
 export interface Import {
@@ -225,7 +214,7 @@ describe('layers of src/ (docs/ARCHITECTURE.md)', () => {
     expect(files.length).toBeGreaterThan(100);
     // A sample that must be found: a plain import, a type import and a dynamic import.
     expect(imports).toContainEqual(expect.objectContaining({ from: 'server.ts', to: 'http/pipeline.ts' }));
-    expect(imports).toContainEqual(expect.objectContaining({ from: 'http/routes.ts', to: 'auth/identity.ts' }));
+    expect(imports).toContainEqual(expect.objectContaining({ from: 'http/routes.ts', to: 'security/identity.ts' }));
     expect(imports).toContainEqual(expect.objectContaining({ from: 'ops/tracing.ts', to: 'ops/otel.ts' }));
   });
 
