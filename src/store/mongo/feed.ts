@@ -51,6 +51,32 @@
  *
  * `_svc_feed` also holds per model a head hint (`head:<key>`, a recent position) and the retention
  * floor (`floor:<key>`: positions at or below it are gone).
+ *
+ * Why the entry comes before the object write (so an update is 3 commands on MongoDB: the
+ * handler's read, this entry, the conditional write; 4 on FerretDB with the marker, cas.ts),
+ * and not after it with the object carrying a pending stamp (the suggestion of the lean-write-path task, which
+ * would make it 2). Positions are given by the insert of an `_id`; written after the object,
+ * an entry gets its position only after the write is visible. Then:
+ *  - The list-then-watch window breaks. A watch lists at `head()` and reconciles the changes up
+ *    to `horizon()`, read after the list, against what the list showed (operations/watch.ts).
+ *    A write another process has made but not yet appended is visible to the list and gets a
+ *    position beyond that horizon, so it is delivered again after the list already gave it.
+ *    `horizon()` would have to wait for every process's unappended writes, which no process
+ *    knows without a per-write record (a command) or a scan of every object.
+ *  - Exactly once. Entries of a dead (or stalled) writer must be appended by someone else,
+ *    from the object's stamp; the writer may come back and append it too. Positions are the
+ *    only unique key of the log, so deciding who appends a stamp needs one more atomic insert
+ *    per stamp (amortised, but then a dead appender between that insert and the entry leaves a
+ *    position a hole-filler cannot attribute to an object).
+ *  - What the entry holds. A MODIFIED entry carries the state before (`b`, which label-selector
+ *    watches need to tell ADDED/MODIFIED/DELETED apart); a helper appending a dead writer's
+ *    stamp has only the state after. A delete leaves no object to carry a stamp at all.
+ *  - Order per object across processes: the next writer of the object (another process) must
+ *    see the previous stamp appended before its own, i.e. wait for or read the other process's
+ *    progress.
+ * Each can be met, but together they move the feed's correctness argument (dense positions,
+ * exactly-once, list/watch consistency, repair) to one that needs a new reconciliation in the
+ * watch layer; the entry-first protocol keeps them with one insert per write.
  */
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
