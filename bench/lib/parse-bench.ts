@@ -24,7 +24,7 @@
  *      same object for a get;
  *   3. `rounds` interleaved rounds (the side that goes first alternates) of get by name, GraphQL
  *      get and the indexed list (two equality terms, sort, page of 20 plus total count), then
- *      `rounds` rounds of create (`creates` per run and side), whose objects are deleted again
+ *      `rounds` rounds of create (`creates` per run and side), whose objects are deleted again before the next size
  *      (not measured) so every size holds exactly its objects.
  * Requests are those of an administrator: Basic auth on the gateway, the master key on Parse.
  * Per run: throughput, latency, failures (any status other than 200, 201 for creates), and the
@@ -609,7 +609,7 @@ export function parseReport(o: PeerOptions, results: PeerResult[]): string {
   }
   lines.push(
     `\nSettings: sizes ${o.sizes.join(', ')}; ${o.concurrency} clients; ${o.rounds} interleaved rounds per scenario (the side that goes first alternates), ` +
-      `reads up to ${o.requests} requests per run within ${o.maxSeconds} s (≥ ${o.minRequests}), ${o.creates} creates per run and side (deleted again afterwards); ` +
+      `reads up to ${o.requests} requests per run within ${o.maxSeconds} s (≥ ${o.minRequests}), ${o.creates} creates per run and side (deleted again before the next size); ` +
       `ratio = median over rounds of gateway req/s ÷ Parse req/s; CPU = utime+stime from /proc per request, median over rounds ` +
       '(on a loaded machine the CPU ratio, Parse ÷ gateway, is the steadier measure of the two). ' +
       'Gateway requests as the administrator (Basic), Parse requests with the master key.',
