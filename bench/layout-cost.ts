@@ -38,8 +38,8 @@ const model: StorageModel = {
     { name: 'metadata.labels', unique: false, order: 'ASC', fingerprint: 'builtin:labels' },
     { name: 'metadata.creationTimestamp', unique: false, order: 'DESC', fingerprint: 'builtin:creationTimestamp' },
     { name: 'metadata.deletionTimestamp', unique: false, order: 'ASC', fingerprint: 'builtin:deletionTimestamp' },
-    { name: 'spec.name', unique: false, order: 'ASC', fingerprint: 'path:spec.name|unique=false|order=ASC' },
-    { name: 'spec.gender', unique: false, order: 'ASC', fingerprint: 'path:spec.gender|unique=false|order=ASC' },
+    { name: 'spec.name', unique: false, order: 'ASC', fingerprint: 'path:spec.name|unique=false|order=ASC', path: 'spec.name' },
+    { name: 'spec.gender', unique: false, order: 'ASC', fingerprint: 'path:spec.gender|unique=false|order=ASC', path: 'spec.gender' },
   ],
   indexValues: (o) => ({
     'metadata.labels': labelIndexValues(o.metadata.labels),

@@ -11,7 +11,7 @@ import { Alert } from './ui.js';
 
 const BASE = '/console';
 
-/** The built-in routes (CONTRACT §9); plugin routes are added from spec.console.routes. */
+/** The built-in routes (docs/API.md §9); plugin routes are added from spec.console.routes. */
 const BUILTIN_ROUTES = [
   { name: 'users', title: 'Users', meta: { permissions: ['system:users:view'] }, view: UsersPage },
   { name: 'roles', title: 'Roles', meta: { permissions: ['system:roles:view'] }, view: RolesPage },

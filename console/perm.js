@@ -1,4 +1,4 @@
-// UI permissions (SPEC.md "UI permissions"): what the signed-in user holds, and the global
+// UI permissions (docs/API.md §9): what the signed-in user holds, and the global
 // permission wrapper <svc-permission permissions='["a:b:c"]'>…</svc-permission>, registered once
 // with customElements.define so every route and plugin view can use it without an import.
 // Content renders only when the user holds every listed permission (`*` holds them all):

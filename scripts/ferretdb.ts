@@ -128,7 +128,8 @@ async function build(bin: string, cache: string): Promise<void> {
   }
 }
 
-async function freePort(): Promise<number> {
+/** A port on 127.0.0.1 free at the time of asking (tests and benches start servers on it). */
+export async function freePort(): Promise<number> {
   return new Promise((res, rej) => {
     const srv = createServer();
     srv.unref();

@@ -1,6 +1,6 @@
 /**
  * `npm start` (`node dist/cli.js`): starts the gateway with configuration from the environment
- * and flags (CONTRACT §1, §10 "Command line", "Shutdown").
+ * and flags (docs/API.md §1, §10 "Command line", "Shutdown").
  *
  *   exit 0  stopped by SIGTERM/SIGINT after a graceful shutdown
  *   exit 1  the start failed (one line on stderr naming the cause and the address)
@@ -24,6 +24,7 @@ if (wantsHelp()) {
   process.exit(0);
 }
 
+// The process entry point: its top-level variables are the one gateway this process runs.
 let config: ReturnType<typeof loadConfig>;
 try {
   config = loadConfig();
@@ -46,7 +47,7 @@ let gateway: Awaited<ReturnType<typeof startGateway>>;
 try {
   gateway = await startGateway(config!, {
     // Printed the moment the password is valid, before anything else can fail, and again at
-    // every start until it is changed (CONTRACT §10). Only here: never in a log line.
+    // every start until it is changed (docs/API.md §10). Only here: never in a log line.
     onAdminPassword: (username, password, generatedNow) => {
       process.stdout.write(
         `svc gateway: generated password for "${username}": ${password}\n` +

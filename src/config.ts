@@ -1,5 +1,5 @@
 /**
- * Configuration from the environment and command-line flags (flags win). CONTRACT §1, §10.
+ * Configuration from the environment and command-line flags (flags win). docs/API.md §1, §10.
  * OPTIONS is the one table of flags: parsing, validation and `--help` all read it; ENV_ONLY lists
  * what only the environment sets. A bad flag or value throws ConfigError (the CLI exits 2).
  */
@@ -18,7 +18,7 @@ export interface Config {
   logLevel: string;
   /** Origins allowed by CORS (SVC_CORS_ORIGINS); none when empty or unset. */
   corsOrigins?: string[];
-  /** SVC_AUDIT_LOG: the audit log file (`-`: stdout); unset: no audit log (CONTRACT §10). */
+  /** SVC_AUDIT_LOG: the audit log file (`-`: stdout); unset: no audit log (docs/API.md §10). */
   auditLog?: string;
   /** SVC_AUDIT_POLICY: a YAML audit policy (levels None and Metadata per resource). */
   auditPolicy?: string;

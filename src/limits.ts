@@ -1,6 +1,10 @@
 /**
- * Every limit on what a client controls, in one table (README "Limits" documents the same
- * rows). Modules import the values from here; nothing else hard-codes a limit.
+ * The limits on what one request or connection of a client controls (sizes, counts, deadlines),
+ * in one table (README "Limits" documents the same rows); the modules enforcing them import the
+ * values from here. Limits of other kinds stay beside the code that applies them: GraphQL
+ * document limits (graphql/limits.ts), failed logins (auth/login-limiter.ts), watch timing
+ * (operations/watch-settings.ts), change-feed retention (store/feed/change-log.ts) and the
+ * bounds of internal caches.
  *
  * A few rows can be changed with an environment variable (read once, at start, by
  * `resolveLimits`); the rest are fixed because the stores and parsers rely on them.
@@ -9,7 +13,7 @@
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-export interface Limits {
+export interface GatewayLimits {
   /** Request body bytes (REST and GraphQL over HTTP) → 413. */
   bodyBytes: number;
   /** Bodies up to this size are read and discarded before the 413 is sent (no reset). */
@@ -52,11 +56,11 @@ export interface Limits {
   requestTimeoutMs: number;
   /** Idle keep-alive connection between requests → closed. */
   keepAliveTimeoutMs: number;
-  /** Request line plus headers, bytes (Node's maxHeaderSize; a longer URL gets 431). */
+  /** Request line plus headers, bytes (the server's maxHeaderSize, set in server.ts; more gets 431). */
   headerBytes: number;
 }
 
-export const LIMITS: Readonly<Limits> = Object.freeze({
+export const LIMITS: Readonly<GatewayLimits> = Object.freeze({
   bodyBytes: 3 * MiB,
   discardBytes: 64 * MiB,
   jsonDepth: 64,
@@ -82,7 +86,7 @@ export const LIMITS: Readonly<Limits> = Object.freeze({
 });
 
 /** Environment variables that override a row. */
-export const LIMIT_ENV: Partial<Record<keyof Limits, string>> = {
+export const LIMIT_ENV: Partial<Record<keyof GatewayLimits, string>> = {
   storeTimeoutMs: 'SVC_STORE_TIMEOUT_MS',
   connectionsPerAddress: 'SVC_MAX_CONNECTIONS_PER_ADDRESS',
   watchesPerUser: 'SVC_MAX_WATCHES_PER_USER',
@@ -91,9 +95,9 @@ export const LIMIT_ENV: Partial<Record<keyof Limits, string>> = {
 };
 
 /** The limits in force: defaults, then environment overrides, then explicit ones (tests). */
-export function resolveLimits(env: NodeJS.ProcessEnv = process.env, explicit: Partial<Limits> = {}): Limits {
-  const out: Limits = { ...LIMITS };
-  for (const [key, name] of Object.entries(LIMIT_ENV) as [keyof Limits, string][]) {
+export function resolveLimits(env: NodeJS.ProcessEnv = process.env, explicit: Partial<GatewayLimits> = {}): GatewayLimits {
+  const out: GatewayLimits = { ...LIMITS };
+  for (const [key, name] of Object.entries(LIMIT_ENV) as [keyof GatewayLimits, string][]) {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
     const n = Number(raw);

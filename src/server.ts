@@ -20,12 +20,12 @@ import { createGraphQL } from './graphql/index.js';
 import { createPipeline } from './http/pipeline.js';
 import { platformRoutes } from './http/platform-routes.js';
 import { createRouteTable, type CustomRoutes } from './http/routes.js';
-import { RouteTable } from './plugins/custom-routes.js';
+import { PluginRouteTable } from './plugins/custom-routes.js';
 import { PluginController } from './plugins/lifecycle.js';
 import { serveCustomRoute } from './plugins/serve-route.js';
 import { createModelClient, privilegedContext } from './plugins/model-client.js';
 import { bindingAdmission, roleAdmission, userAdmission } from './rbac/admission.js';
-import type { Authorizer } from './rbac/authorizer.js';
+import type { Authorizer } from './security/authorizer.js';
 import { RbacAuthorizer } from './rbac/rbac-authorizer.js';
 import { PLATFORM_MODELS, ROLE, ROLE_BINDING, USER } from './registry/platform.js';
 import type { KindHooks } from './registry/hooks.js';
@@ -39,7 +39,7 @@ import { guardServer } from './http/guard.js';
 import { refuseBadUpgrade } from './http/upgrade.js';
 import { browserPolicy } from './http/browser.js';
 import { consoleServer } from './console/serve.js';
-import { resolveLimits, type Limits } from './limits.js';
+import { resolveLimits, type GatewayLimits } from './limits.js';
 import { healthEndpoint, probeCheck, type PublicEndpoint } from './ops/health.js';
 import { openAuditLog, type AuditLog } from './ops/audit.js';
 import { GatewayMetrics, metricsRoute } from './ops/metrics.js';
@@ -56,7 +56,7 @@ export interface Gateway {
   url: string;
   registry: Registry;
   store: Store;
-  /** The plugin lifecycle controller (CONTRACT §7). */
+  /** The plugin lifecycle controller (docs/API.md §7). */
   plugins: PluginController;
   adminUsername: string;
   /**
@@ -67,7 +67,7 @@ export interface Gateway {
   /** True when the admin password was generated at this start. */
   generatedPassword: boolean;
   /**
-   * Graceful shutdown (SIGTERM, SIGINT; CONTRACT §10): stops accepting connections, ends open
+   * Graceful shutdown (SIGTERM, SIGINT; docs/API.md §10): stops accepting connections, ends open
    * watches (REST WebSocket close 1001, ndjson streams end, graphql-ws subscriptions complete),
    * lets requests in flight finish for up to `graceMs`, then closes like `close()`.
    */
@@ -85,12 +85,12 @@ export interface GatewayOptions {
   authorizer?: Authorizer;
   /** The custom-route slot (plugin routes), consulted after authentication and authorization. */
   customRoutes?: CustomRoutes;
-  /** Failed-login limits (CONTRACT §2 values by default). */
+  /** Failed-login limits (docs/API.md §2 values by default). */
   loginLimits?: Partial<LoginLimits>;
   /** How often another gateway's RBAC changes are looked for (ms). */
   securityPollMs?: number;
   /** Overrides rows of src/limits.ts (tests use short deadlines). */
-  limits?: Partial<Limits>;
+  limits?: Partial<GatewayLimits>;
   /** false: no Prometheus metrics are kept and /metrics is not served (benchmarks compare). */
   metrics?: boolean;
   /** MongoDB store: called with every command the driver starts (tests count commands per request). */
@@ -139,11 +139,11 @@ async function openCheckedStore(config: Config, storeTimeoutMs: number, onComman
 }
 
 const HEALTH_TIMEOUT_MS = 3000;
-/** How long a graceful shutdown waits for requests in flight (CONTRACT §10). */
+/** How long a graceful shutdown waits for requests in flight (docs/API.md §10). */
 export const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
-  // JSON lines, or readable lines when stdout is a terminal (CONTRACT §10 request log).
+  // JSON lines, or readable lines when stdout is a terminal (docs/API.md §10 request log).
   const log = options.logger ?? pino({ level: config.logLevel }, process.stdout.isTTY ? prettyDestination(process.stdout) : undefined);
 
   // The audit policy is read first: a bad one fails the start before anything is opened.
@@ -227,7 +227,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     { username: config.adminUsername, password: config.adminPassword, store, announce: options.onAdminPassword },
     log,
   );
-  const pluginRoutes = new RouteTable();
+  const pluginRoutes = new PluginRouteTable();
   const plugins = new PluginController({
     registry,
     routes: pluginRoutes,
@@ -310,7 +310,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   });
 
   const browser = browserPolicy(config.corsOrigins ?? []);
-  const server = createServer((req, res) => {
+  const server = createServer({ maxHeaderSize: limits.headerBytes }, (req, res) => {
     // Answered preflights never reach the pipeline; they are observed all the same (one
     // request-log line and a request metric each).
     if (browser.apply(req, res)) return void observer.request(req, res, parseTarget(req.url));

@@ -11,9 +11,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../scripts/ferretdb.js';
 
 export interface PostgresInstance {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
@@ -39,16 +39,6 @@ function binDir(): string | undefined {
   return undefined;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.on('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => res(port));
-    });
-  });
-}
 
 export async function startPostgres(): Promise<PostgresInstance> {
   const dir = binDir();

@@ -14,7 +14,7 @@ import { LoginLimiter } from '../../src/auth/login-limiter.js';
 import { userHooks } from '../../src/auth/user-hooks.js';
 import { ensureAdmin, ensureBuiltinRoles } from '../../src/bootstrap/security.js';
 import type { Config } from '../../src/config.js';
-import { attributesOf } from '../../src/rbac/authorizer.js';
+import { attributesOf } from '../../src/security/authorizer.js';
 import { loadPlugins } from '../../src/plugins/loader.js';
 import { RbacAuthorizer } from '../../src/rbac/rbac-authorizer.js';
 import { PLATFORM_MODELS, USER } from '../../src/registry/platform.js';

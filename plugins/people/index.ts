@@ -1,5 +1,5 @@
 /**
- * The people plugin's console API (CONTRACT §7 "Custom routes"). Handlers are Fetch-API
+ * The people plugin's console API (docs/API.md §7 "Custom routes"). Handlers are Fetch-API
  * functions; `ctx.client` acts as the caller, so a caller who may not list persons gets 403
  * from these routes too.
  *

@@ -1,6 +1,6 @@
 /**
  * OpenAPI 3.1 documents generated from the registered models and the plugins' custom routes
- * (CONTRACT §8). Pure: the caller decides which models and routes go in (apidocs/visibility.ts).
+ * (docs/API.md §8). Pure: the caller decides which models and routes go in (apidocs/visibility.ts).
  *
  * Model schemas are JSON Schema 2020-12, OAS 3.1's own dialect, so they go in as validated, with
  * two rewrites that keep their meaning inside a bigger document: `metadata` becomes a reference to

@@ -30,6 +30,7 @@ interface GraphiQLFiles {
   jsonWorker: string;
   graphqlWorker: string;
 }
+// A static asset cache, process-wide on purpose: the files of an installed package, read once.
 let graphiqlFiles: GraphiQLFiles | undefined;
 function graphiql(): GraphiQLFiles {
   graphiqlFiles ??= require(join(dirname(require.resolve('@graphql-yoga/render-graphiql')), 'graphiql.js')) as GraphiQLFiles;

@@ -1,7 +1,7 @@
 /**
  * The routes the platform serves itself (http/platform-routes.ts), described for the OpenAPI
- * documents like a plugin describes its custom routes: personal access tokens (CONTRACT §2) and
- * the permissions of a user (CONTRACT §6) and the console's plugin routes (CONTRACT §9). Listed
+ * documents like a plugin describes its custom routes: personal access tokens (docs/API.md §2) and
+ * the permissions of a user (docs/API.md §6) and the console's plugin routes (docs/API.md §9). Listed
  * only for callers allowed on them.
  */
 import { TOKEN_GROUP, TOKEN_RESOURCE, TOKEN_VERSION } from '../auth/tokens.js';

@@ -1,5 +1,5 @@
 /**
- * The routes of discovery, the OpenAPI documents and the docs page (CONTRACT §8). They are
+ * The routes of discovery, the OpenAPI documents and the docs page (docs/API.md §8). They are
  * non-resource paths, so like every route they run after authentication and authorization
  * (nonResourceURLs: the built-in `authenticated` role grants them, rbac/builtin-roles.ts; a
  * right on `/apis` or `/api` also opens the discovery paths below it, `discoveryRoot`):
@@ -24,11 +24,15 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MethodNotAllowed, NotFound } from '../errors/index.js';
-import type { RouteHandler } from '../http/routes.js';
+import type { RequestHandler } from '../request/handler.js';
+import type { Caller } from '../security/identity.js';
 import { NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
 import { AssetServer, DOCS_ASSET_FILES, DOCS_ASSETS, DOCS_PAGE, sendPage } from './pages.js';
 import type { ApiDocs, ServedDocument } from './service.js';
+
+/** What a documentation route reads of an authorized request. */
+type DocsRoute = RequestHandler<{ caller: Caller; target: RequestTarget }>;
 
 export const PLATFORM_VERSION = 'v1alpha1';
 
@@ -83,11 +87,11 @@ function sendDocument(req: IncomingMessage, res: ServerResponse, target: Request
 
 const decode = (s: string) => decodeURIComponent(s);
 
-export function apiDocsRoutes(docs: ApiDocs): (method: string, info: RequestInfo, target: RequestTarget) => RouteHandler | undefined {
+export function apiDocsRoutes(docs: ApiDocs): (method: string, info: RequestInfo, target: RequestTarget) => DocsRoute | undefined {
   const docsAssets = new AssetServer(DOCS_ASSET_FILES);
 
   const readOnly =
-    (route: RouteHandler, params: ReadonlySet<string> = NO_PARAMS): RouteHandler =>
+    (route: DocsRoute, params: ReadonlySet<string> = NO_PARAMS): DocsRoute =>
     async (req, res, rc) => {
       const method = req.method ?? 'GET';
       if (method !== 'GET' && method !== 'HEAD') throw new MethodNotAllowed(`${method} is not allowed on ${rc.target.pathname}`, ['GET', 'HEAD']);
@@ -95,14 +99,14 @@ export function apiDocsRoutes(docs: ApiDocs): (method: string, info: RequestInfo
       return route(req, res, rc);
     };
 
-  const groupVersion = (group: string, version: string): RouteHandler =>
+  const groupVersion = (group: string, version: string): DocsRoute =>
     readOnly(async (req, res, rc) => {
       const found = await docs.resources(rc.caller, group, version);
       if (!found) throw new NotFound(`the server could not find the requested resource ${group ? `${group}/` : ''}${version}`);
       sendDiscovery(req, res, found);
     });
 
-  const openapiDocument = (group: string, version: string): RouteHandler =>
+  const openapiDocument = (group: string, version: string): DocsRoute =>
     readOnly(async (req, res, rc) => {
       const doc = await docs.document(rc.caller, group, version);
       if (!doc) throw new NotFound(`no OpenAPI document for ${group ? `${group}/` : ''}${version}`);

@@ -1,5 +1,5 @@
 /**
- * Discovery and OpenAPI documents for one caller (CONTRACT §8).
+ * Discovery and OpenAPI documents for one caller (docs/API.md §8).
  *
  * What a caller sees is what the authorizer lets it read: a model appears when the caller may
  * `get` or `list` it (a resourceNames grant counts), its `status` subresource when it may `get`
@@ -10,10 +10,10 @@
  * changes them at once.
  */
 import { createHash } from 'node:crypto';
-import type { Caller } from '../auth/identity.js';
+import type { Caller } from '../security/identity.js';
 import type { MountedRoute } from '../plugins/custom-routes.js';
-import type { Attributes, Authorizer } from '../rbac/authorizer.js';
-import { attributesOf } from '../rbac/authorizer.js';
+import type { Attributes, Authorizer } from '../security/authorizer.js';
+import { attributesOf } from '../security/authorizer.js';
 import type { Model } from '../registry/model.js';
 import type { Registry } from '../registry/registry.js';
 import { parseRequestInfo } from '../request/requestinfo.js';

@@ -1,5 +1,5 @@
 /**
- * Authentication: `Authorization` header → Caller (CONTRACT §2). One function shared by the
+ * Authentication: `Authorization` header → Caller (docs/API.md §2). One function shared by the
  * HTTP pipeline, WebSocket upgrades, GraphQL and graphql-ws connection params.
  *   - no credentials → anonymous;
  *   - `Basic` → a stored user (users/{name}, spec.password checked against its scrypt hash);
@@ -12,9 +12,9 @@
  */
 import { createHash } from 'node:crypto';
 import { Unauthenticated } from '../errors/index.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import type { SecurityGeneration } from './generation.js';
-import { ANONYMOUS, userCaller, type Caller } from './identity.js';
+import { ANONYMOUS, userCaller, type Caller } from '../security/identity.js';
 import type { LoginLimiter } from './login-limiter.js';
 import { verifyPassword } from './password.js';
 import type { TokenStore } from './tokens.js';
@@ -126,7 +126,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
     const known = recall(key);
     if (known) {
       // Every request with credentials is a login attempt: over the limits it is refused even
-      // with credentials verified earlier (CONTRACT §2), at the cost of two map lookups.
+      // with credentials verified earlier (docs/API.md §2), at the cost of two map lookups.
       deps.limiter.check(known.login, client.address ?? '');
       return known.caller;
     }

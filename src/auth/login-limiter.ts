@@ -1,5 +1,5 @@
 /**
- * Failed-login limits (CONTRACT §2). A failure is counted per (username, client address) and
+ * Failed-login limits (docs/API.md §2). A failure is counted per (username, client address) and
  * per client address within a sliding window:
  *   - 10 failures for one pair within 60 s → every further attempt of that pair gets 429,
  *   - 100 failures from one address within 60 s → every further login attempt from it gets 429,

@@ -32,7 +32,10 @@ function parse(stored: string): { opts: ScryptOptions; salt: Buffer; key: Buffer
   return { opts: { N: Number(m[1]), r: Number(m[2]), p: Number(m[3]) }, salt: Buffer.from(salt, 'base64url'), key: Buffer.from(key, 'base64url') };
 }
 
-/** A hash of a random password, verified against when the user is unknown (same cost either way). */
+/**
+ * A hash of a random password, verified against when the user is unknown (same cost either way).
+ * Process-wide on purpose: computed once, never changed, and it reveals nothing about any gateway.
+ */
 let dummy: Promise<string> | undefined;
 
 /** True when `password` matches `stored`. Unknown users (stored undefined) cost the same time. */

@@ -1,5 +1,5 @@
 /**
- * Personal access tokens (CONTRACT §2). A token belongs to the user who created it; its text
+ * Personal access tokens (docs/API.md §2). A token belongs to the user who created it; its text
  * `svcpat_<name>_<secret>` is returned once, on creation. Only a SHA-256 digest of the 256-bit
  * random secret is stored (a slow hash adds nothing for a secret of that entropy), compared in
  * constant time. Expired and revoked (deleted) tokens authenticate nobody.
@@ -10,17 +10,15 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Invalid, NotFound } from '../errors/index.js';
-import { envelope } from '../operations/list.js';
-import type { ListResult } from '../operations/types.js';
+import { envelope, type ListResult } from '../query/envelope.js';
 import { compileModel } from '../registry/compile.js';
-import { isPlainObject, type ApiObject } from '../registry/object.js';
+import { isPlainObject, type ApiObject } from '../store/object.js';
 import { isStoreError } from '../store/errors.js';
 import type { ModelStore, Store, StoreQuery } from '../store/types.js';
 
 export const TOKEN_GROUP = 'uc.api.security.svc.run';
 export const TOKEN_VERSION = 'v1alpha1';
 export const TOKEN_RESOURCE = 'personalaccesstokens';
-export const TOKEN_PATH = `/apis/${TOKEN_GROUP}/${TOKEN_VERSION}/${TOKEN_RESOURCE}`;
 const API_VERSION = `${TOKEN_GROUP}/${TOKEN_VERSION}`;
 const KIND = 'PersonalAccessToken';
 const TOKEN = /^svcpat_([a-z0-9]+)_([A-Za-z0-9_-]{43})$/;

@@ -7,7 +7,7 @@
  *   - changed: any user change moves the security generation (credential caches drop).
  */
 import type { KindHooks } from '../registry/hooks.js';
-import { isPlainObject, type ApiObject } from '../registry/object.js';
+import { isPlainObject, type ApiObject } from '../store/object.js';
 import { hashPassword } from './password.js';
 
 const storedHash = (obj: ApiObject | undefined): unknown => (isPlainObject(obj?.spec) ? obj.spec.password : undefined);

@@ -2,11 +2,11 @@
  * Start-up security state, written through the operations layer as `systemContext('bootstrap')`:
  *   - the built-in roles, created when missing (never overwritten: administrators may edit all
  *     but super-role, and those edits survive restarts);
- *   - the first super administrator (CONTRACT §1): a stored user bound to super-role. Its
+ *   - the first super administrator (docs/API.md §1): a stored user bound to super-role. Its
  *     password is SVC_ADMIN_PASSWORD, or generated on the first start. A later start with
  *     SVC_ADMIN_PASSWORD set resets the stored password to it; without it the stored one is kept.
  *
- * A generated password is never lost (CONTRACT §10): it is kept in an internal record (never
+ * A generated password is never lost (docs/API.md §10): it is kept in an internal record (never
  * served by any API) *before* the user is created, announced as soon as the user exists, and
  * announced again at every later start for as long as it still is the user's password. A start
  * that sees it changed (or SVC_ADMIN_PASSWORD set) deletes the record. A crash between the

@@ -1,5 +1,5 @@
 /**
- * The administration console at /console/ (CONTRACT §9): static files from `console/` in the
+ * The administration console at /console/ (docs/API.md §9): static files from `console/` in the
  * repository and Preact + htm as ES modules from node_modules, all public (the sign-in page loads
  * before anyone is signed in); every API call the console makes is authenticated like any other.
  * No build step: the files are served as they are.
@@ -121,13 +121,13 @@ export function consoleServer(): ConsoleServer {
         res.setHeader('allow', 'GET, HEAD');
         return sendProblem(res, new MethodNotAllowed(`${method} is not allowed on the console's files`, ['GET', 'HEAD']), pathname);
       }
-      // The console reads no query parameters: an unknown one gets 400 naming it, as on every route (CONTRACT §4).
+      // The console reads no query parameters: an unknown one gets 400 naming it, as on every route (docs/API.md §4).
       try {
         rejectUnknownParams(new URLSearchParams((req.url ?? '').split('?').slice(1).join('?')), NO_PARAMS);
       } catch (e) {
         return sendProblem(res, e, pathname);
       }
-      // A path with an empty, `.` or `..` segment (encoded or not) names no page (CONTRACT §4); `/console/` is the one trailing slash.
+      // A path with an empty, `.` or `..` segment (encoded or not) names no page (docs/API.md §4); `/console/` is the one trailing slash.
       const malformed = pathname === `${CONSOLE_PREFIX}/` ? undefined : malformedPath(pathname);
       if (malformed) return sendProblem(res, new BadRequest(malformed), pathname);
       if (pathname === CONSOLE_PREFIX) {

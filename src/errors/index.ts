@@ -44,7 +44,7 @@ export class BadRequest extends ApiError {
     super(400, 'BAD_REQUEST', 'Bad Request', detail);
   }
 }
-/** The challenge sent with every 401 (CONTRACT §2: Basic and Bearer personal access tokens). */
+/** The challenge sent with every 401 (docs/API.md §2: Basic and Bearer personal access tokens). */
 export const WWW_AUTHENTICATE = 'Basic realm="svc", Bearer realm="svc"';
 
 export class Unauthenticated extends ApiError {

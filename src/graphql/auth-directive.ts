@@ -10,7 +10,7 @@
 import { buildSchema, defaultFieldResolver, type GraphQLDirective, type GraphQLSchema } from 'graphql';
 import { getDirective, MapperKind, mapSchema } from '@graphql-tools/utils';
 import { toApiError } from '../errors/index.js';
-import { denial, preauthorized, type Attributes } from '../rbac/authorizer.js';
+import { attributesOf, denial, preauthorized, type Attributes } from '../security/authorizer.js';
 import type { GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
 
@@ -41,17 +41,15 @@ function attributesFor(spec: AuthSpec, args: Record<string, unknown>, ctx: Graph
   const path = [prefix, spec.resource, name, name && spec.subresource ? spec.subresource : '']
     .filter(Boolean)
     .join('/');
-  return {
-    caller: ctx.caller,
+  return attributesOf(ctx.caller, {
     verb: spec.verb,
-    isResourceRequest: true,
     apiGroup: spec.group,
     apiVersion: spec.version,
     resource: spec.resource,
-    subresource: spec.subresource ?? '',
+    subresource: spec.subresource,
     name,
     path,
-  };
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Builds the gateway's GraphQL schema from the registered models (CONTRACT §5): per model a
+ * Builds the gateway's GraphQL schema from the registered models (docs/API.md §5): per model a
  * get and a list query, five mutations and a watch subscription, each carrying `@auth`; plus
  * `me`. The result is already wrapped by the @auth implementation.
  *
@@ -47,7 +47,7 @@ const byIdentity = (a: Model, b: Model) =>
 function envelopeTypes(names: ModelNames, types: ModelTypes) {
   const list = new GraphQLObjectType({
     name: names.list,
-    description: 'One page of a list (CONTRACT §4 ListResult).',
+    description: 'One page of a list (a ListResult, docs/API.md §4).',
     fields: {
       page: { type: nonNull(GraphQLInt), description: '1-based page number (1 when size was omitted).' },
       size: { type: nonNull(GraphQLInt) },

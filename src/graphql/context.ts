@@ -1,6 +1,6 @@
 /** What every GraphQL resolver receives as context (HTTP and WebSocket alike). */
 import type { FieldOutcome } from '../ops/observer.js';
-import type { Authorizer, Caller } from '../rbac/authorizer.js';
+import type { Authorizer, Caller } from '../security/authorizer.js';
 
 export interface GraphQLContext {
   caller: Caller;

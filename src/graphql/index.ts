@@ -1,5 +1,5 @@
 /**
- * GraphQL transport (CONTRACT §5). `createGraphQL` is mounted by server.ts on `/graphql`;
+ * GraphQL transport (docs/API.md §5). `createGraphQL` is mounted by server.ts on `/graphql`;
  * `checkNames` is the registration-time clash check; `buildGatewaySchema` serves tooling
  * (scripts/print-schema.ts) and tests.
  */

@@ -1,5 +1,5 @@
 /**
- * JSON Schema → GraphQL types for one model (CONTRACT §5).
+ * JSON Schema → GraphQL types for one model (docs/API.md §5).
  *
  *  - objects with declared `properties` → object types (output) and `…Input` types (input);
  *    an object that also allows extra keys (`additionalProperties: true|{…}`,
@@ -415,6 +415,11 @@ function forceFields(created: GraphQLNamedType[]): void {
   }
 }
 
+/**
+ * Module-level on purpose: keyed by the Model object, which is immutable and belongs to one
+ * gateway (each registry compiles its own Models when a plugin registers), so two gateways in
+ * one process never share an entry, and an entry goes when its Model does.
+ */
 const cache = new WeakMap<Model, ModelTypes>();
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Request-shape limits, checked before execution (HTTP and WebSocket alike, as an envelop
- * plugin): tokens while parsing, depth and aliases while validating. A violation is a
- * GraphQL error with `extensions.code: BAD_REQUEST` (HTTP 400).
+ * plugin): tokens while parsing, depth and aliases while validating, the nesting of variables
+ * before execution. A violation is a GraphQL error with `extensions.code: BAD_REQUEST` (HTTP
+ * 400). `bodyTooDeep` is the same nesting limit for a POST body before it is parsed as JSON.
  */
 import {
   GraphQLError,
@@ -13,7 +14,9 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { valueDepth } from '../json/depth.js';
+import { BadRequest } from '../errors/index.js';
+import { textDepth, valueDepth } from '../json/depth.js';
+import { graphQLError } from './errors.js';
 import { LIMITS } from '../limits.js';
 
 export interface Limits {
@@ -27,8 +30,7 @@ export interface Limits {
 
 export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliases: 30 };
 
-const limitError = (message: string, nodes?: GraphQLError['nodes']) =>
-  new GraphQLError(message, { nodes, extensions: { code: 'BAD_REQUEST' } });
+const limitError = (message: string, nodes?: GraphQLError['nodes']) => graphQLError(message, 'BAD_REQUEST', {}, nodes);
 
 /** Depth of a selection set; fragment depths are memoised, spread cycles count as 0. */
 function depthOf(
@@ -97,6 +99,16 @@ function variablesTooDeep(variables: unknown): { errors: GraphQLError[] } | unde
   const max = LIMITS.jsonDepth;
   if (valueDepth(variables, max + 1) <= max + 1) return undefined; // the variables map itself is one level
   return { errors: [limitError(`The variables are nested more than ${max} levels deep (limit: JSON nesting depth ${max}).`)] };
+}
+
+/**
+ * A POST body (JSON text) nested deeper than the JSON depth limit, refused before it is parsed:
+ * variables that deep would exhaust the stack of input coercion and of the merge patch.
+ */
+export function bodyTooDeep(text: string): BadRequest | undefined {
+  const max = LIMITS.jsonDepth;
+  if (textDepth(text, max) <= max) return undefined;
+  return new BadRequest(`The request body is nested more than ${max} levels deep (limit: JSON nesting depth ${max}).`);
 }
 
 /** The envelop/yoga plugin applying the limits. */

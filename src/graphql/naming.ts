@@ -1,5 +1,5 @@
 /**
- * GraphQL names of a model (CONTRACT §5). They derive from (group, version, kind, singular,
+ * GraphQL names of a model (docs/API.md §5). They derive from (group, version, kind, singular,
  * plural) alone, so registering one model never renames another's types or fields.
  *
  *   G = group's DNS labels split on `.` and `-`, each PascalCased, joined ("" → Core)

@@ -1,10 +1,10 @@
 /**
  * Thin resolvers: each turns GraphQL arguments into one call of the operations layer (the same
  * functions REST uses) and returns its result. No rules live here; errors propagate and are
- * shaped by errors.ts.
+ * shaped by errors.ts (a watch's ERROR event too: `watchEventError`).
  */
 import type { GraphQLFieldResolver, GraphQLInputType } from 'graphql';
-import { NotFound, toApiError, type ErrorCode } from '../errors/index.js';
+import { NotFound, toApiError } from '../errors/index.js';
 import {
   createObject,
   deleteObject,
@@ -19,11 +19,12 @@ import {
   type OperationContext,
   type WatchEvent,
 } from '../operations/index.js';
-import type { ApiObject } from '../registry/object.js';
+import { attributesOf } from '../security/authorizer.js';
+import type { ApiObject } from '../store/object.js';
 import type { GraphQLContext } from './context.js';
 import { createEventStream } from './event-stream.js';
 import { inputToJson } from './json-schema-types.js';
-import { graphQLError } from './errors.js';
+import { watchEventError } from './errors.js';
 import type { Me, WatchEventType } from './generated/types.js';
 
 type Args = Record<string, unknown>;
@@ -116,11 +117,7 @@ export function modelResolvers(
         return stream;
       },
       resolve(event): WatchPayload {
-        if (event.type === 'ERROR') {
-          const { code, message } = event.object as { code?: number; message?: string };
-          const codes: Record<number, ErrorCode> = { 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 410: 'GONE', 400: 'BAD_REQUEST', 404: 'NOT_FOUND' };
-          throw graphQLError(message ?? 'The watch failed.', codes[code ?? 0] ?? 'UNAVAILABLE');
-        }
+        if (event.type === 'ERROR') throw watchEventError(event.object);
         const object = event.type === 'BOOKMARK' ? null : (event.object as ApiObject);
         return { type: event.type, object, resourceVersion: event.resourceVersion };
       },
@@ -140,17 +137,9 @@ export function canIResolver(): Resolver {
     const group = String(args.group ?? '');
     const version = typeof args.version === 'string' ? args.version : '';
     const name = typeof args.name === 'string' ? args.name : '';
-    const decision = await ctx.authorizer.authorize({
-      caller: ctx.caller,
-      verb: String(args.verb),
-      isResourceRequest: true,
-      apiGroup: group,
-      apiVersion: version,
-      resource,
-      subresource,
-      name,
-      path: '',
-    });
+    const decision = await ctx.authorizer.authorize(
+      attributesOf(ctx.caller, { verb: String(args.verb), apiGroup: group, apiVersion: version, resource, subresource, name }),
+    );
     return decision.allowed;
   };
 }

@@ -1,27 +1,28 @@
 /**
- * The `/graphql` endpoint: graphql-yoga for GraphQL over HTTP (GET and POST) and graphql-ws on
- * the same path for WebSocket, both through yoga's envelop chain (schema, limits, error
- * masking, context). The schema is rebuilt when the registry changes and swapped atomically:
- * each request takes the schema current when it starts and keeps it to the end.
+ * The `/graphql` endpoint: graphql-yoga for GraphQL over HTTP (GET and POST, node-http.ts) and
+ * graphql-ws on the same path for WebSocket, both through yoga's one envelop chain (schema,
+ * parser and validation cache, limits, graphql-jit, error masking, context, metrics, tracing).
+ * The schema is rebuilt when the registry changes and swapped atomically: each request takes
+ * the schema current when it starts and keeps it to the end.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { getOperationAST, GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
 import { tracedGraphQL } from '../ops/tracing.js';
 import { useServer } from 'graphql-ws/use/ws';
 import type { WebSocket } from 'ws';
 import type { Authenticate } from '../auth/authenticate.js';
-import { ApiError } from '../errors/index.js';
 import { rejectUpgrade } from '../errors/http.js';
 import type { ModelEntry } from '../operations/index.js';
-import type { Authorizer, Caller } from '../rbac/authorizer.js';
+import type { Authorizer, Caller } from '../security/authorizer.js';
 import type { Model } from '../registry/model.js';
 import { buildGatewaySchema, checkNames, type BuildOptions, type SchemaExtension } from './build-schema.js';
 import type { GraphQLContext } from './context.js';
-import { maskError, toGraphQLError } from './errors.js';
+import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
-import { createFastPath, replay } from './fast-path.js';
+import { useJit } from './jit.js';
+import { httpHandler, operationArgs, validDocument } from './node-http.js';
 import { guardSends } from '../http/send-guard.js';
 import { boundedWebSocketServer } from '../http/websocket.js';
 import { upgradeAuthorization } from '../http/browser.js';
@@ -60,14 +61,7 @@ export interface GraphQLObserver {
   graphqlField(req: IncomingMessage | undefined, caller: Caller, f: FieldOutcome): void;
 }
 
-/** "OK", or the code of the first error. */
-export function outcomeCode(errors: readonly { extensions?: Record<string, unknown> }[] | undefined): string {
-  if (!errors?.length) return 'OK';
-  const code = errors[0]!.extensions?.code;
-  return typeof code === 'string' ? code : 'INTERNAL';
-}
-
-/** Counts each executed operation and subscription (those the fast path does not serve). */
+/** Counts each operation: those refused by parsing or validation, executed ones and subscriptions. */
 const useOperationCount = (observe: GraphQLObserver): Plugin => {
   const typeOf = (args: ExecutionArgs) => {
     const op = getOperationAST(args.document, args.operationName);
@@ -92,7 +86,7 @@ const useOperationCount = (observe: GraphQLObserver): Plugin => {
         onExecuteDone({ result }) {
           const { type, name } = typeOf(args);
           const errors = Symbol.asyncIterator in result ? undefined : result.errors;
-          observe.graphqlOperation(type, name, outcomeCode(errors?.map((e) => maskError(e) as GraphQLError)));
+          observe.graphqlOperation(type, name, outcomeCode(errors));
         },
       };
     },
@@ -101,11 +95,11 @@ const useOperationCount = (observe: GraphQLObserver): Plugin => {
         onSubscribeResult({ result }) {
           const { type, name } = typeOf(args);
           const errors = Symbol.asyncIterator in result ? undefined : result.errors;
-          observe.graphqlOperation(type, name, outcomeCode(errors?.map((e) => maskError(e) as GraphQLError)));
+          observe.graphqlOperation(type, name, outcomeCode(errors));
         },
         onSubscribeError({ error }) {
           const { type, name } = typeOf(args);
-          observe.graphqlOperation(type, name, outcomeCode([maskError(error) as GraphQLError]));
+          observe.graphqlOperation(type, name, outcomeCode([error]));
         },
       };
     },
@@ -203,17 +197,6 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     return { ...ctx, fieldDone: (f) => observe.graphqlField(req, ctx.caller, f) };
   };
 
-  /** Each HTTP request is authenticated once, whether the fast path or yoga serves it. */
-  const authenticated = new WeakMap<IncomingMessage, Promise<Caller>>();
-  const callerOf = (req: IncomingMessage): Promise<Caller> => {
-    let p = authenticated.get(req);
-    if (!p) {
-      p = authenticate(req.headers.authorization, { address: req.socket.remoteAddress });
-      p.catch(() => undefined);
-      authenticated.set(req, p);
-    }
-    return p;
-  };
   const buildOptions = {
     describeCaller: options.describeCaller,
     extensions: options.extensions,
@@ -233,14 +216,23 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     logging: options.logging ?? true,
     maskedErrors: { maskError: (error) => maskError(error), isDev: false },
     parserAndValidationCache: true,
-    plugins: [useCurrentSchema(holder), useLimits(limits), ...(observe ? [useOperationCount(observe)] : []), ...tracedGraphQL()],
+    plugins: [
+      useCurrentSchema(holder),
+      useLimits(limits),
+      ...(observe ? [useOperationCount(observe)] : []),
+      useJit(),
+      ...tracedGraphQL(),
+    ],
     context: async (initial): Promise<GraphQLContext> => {
       // WebSocket operations arrive with the caller resolved at connection time.
       const known = (initial as { caller?: Caller }).caller;
       const req = (initial as { req?: IncomingMessage }).req;
       if (known) return observed({ caller: known, authorizer }, req, false);
       try {
-        if (req) return observed({ caller: await callerOf(req), authorizer }, req, true);
+        if (req) {
+          const caller = await authenticate(req.headers.authorization, { address: req.socket.remoteAddress });
+          return observed({ caller, authorizer }, req, true);
+        }
         const header = initial.request.headers.get('authorization') ?? undefined;
         return { caller: await authenticate(header), authorizer };
       } catch (err) {
@@ -274,8 +266,8 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
           connections.add(ctx);
           return true;
         } catch (err) {
-          const known = err instanceof ApiError && err.status < 500;
-          ctx.extra.socket.close(known ? 4000 + err.status : 4500, known ? err.title : 'Internal server error');
+          const { code, reason } = connectionRefusal(err);
+          ctx.extra.socket.close(code, reason);
           return false;
         }
       },
@@ -289,19 +281,12 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
         });
         let document;
         try {
-          document = enveloped.parse(payload.query);
+          document = validDocument(enveloped, payload.query);
         } catch (err) {
           return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error.')];
         }
-        const errors = enveloped.validate(enveloped.schema, document);
-        if (errors.length > 0) return errors;
-        const args: ExecutionArgs = {
-          schema: enveloped.schema,
-          document,
-          operationName: payload.operationName,
-          variableValues: payload.variables,
-          contextValue: await enveloped.contextFactory(),
-        };
+        if (Array.isArray(document)) return document as readonly GraphQLError[];
+        const args = await operationArgs(enveloped, document as DocumentNode, payload);
         engines.set(args, { execute: enveloped.execute, subscribe: enveloped.subscribe });
         return args;
       },
@@ -314,23 +299,8 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     wss,
   );
 
-  const fast = createFastPath({
-    schema: () => holder.current(),
-    limits,
-    callerOf,
-    authorizer,
-    logError: (e) => logError(e),
-    context: observe ? (ctx, req) => observed(ctx, req, true) : undefined,
-    onOperation: observe ? (type, name, code) => observe.graphqlOperation(type, name, code) : undefined,
-  });
-
   return {
-    async handle(req, res) {
-      const outcome = await fast.serve(req, res);
-      if (outcome.handled) return;
-      if (outcome.body === undefined) return yoga.handle(req, res);
-      return replay((url, init) => yoga.fetch(url, init, { req, res }), req, res, outcome.body);
-    },
+    handle: httpHandler(yoga),
     handleUpgrade(req, socket, head) {
       void (async () => {
         let caller: Caller | undefined;

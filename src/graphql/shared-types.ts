@@ -1,6 +1,7 @@
 /**
  * Types shared by every model: the `JSON` scalar, `ObjectMeta`/`ObjectMetaInput`, the watch
- * event type enum and `Me`. One instance each, so every generated schema reuses them.
+ * event type enum and `Me`. One instance each, so every generated schema reuses them. They are
+ * constants: their fields depend on nothing per gateway, so gateways in one process share them.
  */
 import {
   GraphQLEnumType,
@@ -60,7 +61,7 @@ const stringList = new GraphQLList(new GraphQLNonNull(GraphQLString));
 
 export const ObjectMetaType = new GraphQLObjectType({
   name: 'ObjectMeta',
-  description: 'Metadata every object carries (CONTRACT §3).',
+  description: 'Metadata every object carries (docs/API.md §3).',
   fields: {
     name: { type: new GraphQLNonNull(GraphQLString), description: 'Unique name of the object within its model.' },
     generateName: { type: GraphQLString, description: 'Prefix the name was generated from, if any.' },

@@ -1,5 +1,5 @@
 /**
- * What browsers need from the gateway (CONTRACT §9, §10 "Browsers"):
+ * What browsers need from the gateway (docs/API.md §9, §10 "Browsers"):
  *
  *  - CORS, off by default: origins listed in SVC_CORS_ORIGINS get `Access-Control-Allow-Origin`
  *    on every response (errors included), and their preflights (OPTIONS carrying

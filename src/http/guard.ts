@@ -18,7 +18,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, BadRequest, PayloadTooLarge, RequestTimeout, TooManyRequests } from '../errors/index.js';
-import { resolveLimits, type Limits } from '../limits.js';
+import { resolveLimits, type GatewayLimits } from '../limits.js';
 import { errorHeaders, toProblem } from '../errors/http.js';
 
 /** Sockets over the per-address cap: their requests and upgrades are refused with 429. */
@@ -69,7 +69,7 @@ class HeaderFieldsTooLarge extends ApiError {
   }
 }
 
-function clientErrorStatus(err: NodeJS.ErrnoException, limits: Limits): ApiError {
+function clientErrorStatus(err: NodeJS.ErrnoException, limits: GatewayLimits): ApiError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return new HeaderFieldsTooLarge(limits.headerBytes);
@@ -84,7 +84,7 @@ function clientErrorStatus(err: NodeJS.ErrnoException, limits: Limits): ApiError
   }
 }
 
-export function guardServer(server: Server, limits: Limits = resolveLimits()): void {
+export function guardServer(server: Server, limits: GatewayLimits = resolveLimits()): void {
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;

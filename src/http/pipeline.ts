@@ -4,7 +4,7 @@
  * Authorization happens before any body is read and before the model is looked up, so a caller
  * without the right gets 401 (anonymous) or 403 (logged in) for a malformed body, a malformed
  * path or an unknown resource alike; only callers allowed on a path learn that it does not exist
- * (CONTRACT §6). Non-resource paths are authorized against nonResourceURLs like any request.
+ * (docs/API.md §6). Non-resource paths are authorized against nonResourceURLs like any request.
  *
  * Exceptions, explicit: PUBLIC_ENDPOINTS (no authentication, no authorization) and /graphql,
  * which authenticates with the same function and authorizes every field through @auth.
@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { Authenticate } from '../auth/authenticate.js';
 import { ApiError, BadRequest, Forbidden, MethodNotAllowed, NotFound, toApiError, Unauthenticated, Unavailable } from '../errors/index.js';
 import { rejectUpgrade, sendProblem } from '../errors/http.js';
-import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../rbac/authorizer.js';
+import { attributesOf, deniedMessage, preauthorized, type Authorizer } from '../security/authorizer.js';
 import type { Registry } from '../registry/registry.js';
 import type { PublicEndpoint } from '../ops/health.js';
 import type { Observation, RequestObserver } from '../ops/observer.js';
@@ -113,7 +113,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const open = deps.publicEndpoints.get(target.pathname);
       if (open) {
         rejectUnknownParams(target.searchParams, open.params ?? NO_PARAMS);
-        // Every public endpoint is read-only (CONTRACT §4: 405 for a method a path does not take).
+        // Every public endpoint is read-only (docs/API.md §4: 405 for a method a path does not take).
         const method = req.method ?? 'GET';
         if (method !== 'GET' && method !== 'HEAD') throw new MethodNotAllowed(`${method} is not allowed on ${target.pathname}`, ['GET', 'HEAD']);
         return await open(req, res);
@@ -142,7 +142,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const target = parseTarget(req.url);
     const seen = deps.observer?.upgrade(req, target);
     if (target.pathname === GRAPHQL_PATH) {
-      // graphql-ws takes no query parameters of its own; an unknown one is refused as on HTTP (CONTRACT §4).
+      // graphql-ws takes no query parameters of its own; an unknown one is refused as on HTTP (docs/API.md §4).
       try {
         rejectUnknownParams(target.searchParams, GRAPHQL_PARAMS);
       } catch (e) {

@@ -1,9 +1,9 @@
 /**
  * Routes the platform serves itself (not generated from a model):
- *   - personal access tokens (CONTRACT §2) at /apis/uc.api.security.svc.run/v1alpha1/personalaccesstokens:
+ *   - personal access tokens (docs/API.md §2) at /apis/uc.api.security.svc.run/v1alpha1/personalaccesstokens:
  *     POST creates one for the caller (201, the object plus a top-level `token`, shown once),
  *     GET lists or reads the caller's own (never the token text), DELETE …/{name} revokes;
- *   - permissions (CONTRACT §6) at /apis/api.console.svc.run/v1alpha1/users/-/permissions:
+ *   - permissions (docs/API.md §6) at /apis/api.console.svc.run/v1alpha1/users/-/permissions:
  *     `{roles, uiPermissions}` of the caller (`-`) or of a named user;
  *   - console routes at /apis/api.console.svc.run/v1alpha1/routes: the `spec.console.routes` of
  *     the started plugins with their model (group, version, kind, JSON Schema): those whose model
@@ -11,8 +11,8 @@
  *     (the console builds its menu and forms from them).
  * Like every route they run after authorization; the built-in roles grant them (builtin-roles.ts).
  */
-import type { Caller } from '../auth/identity.js';
-import { userCaller } from '../auth/identity.js';
+import type { Caller } from '../security/identity.js';
+import { userCaller } from '../security/identity.js';
 import { TOKEN_GROUP, TOKEN_RESOURCE, TOKEN_VERSION, type TokenStore } from '../auth/tokens.js';
 import { MethodNotAllowed, NotFound, Unauthenticated } from '../errors/index.js';
 import { sendJson } from '../errors/http.js';
@@ -103,7 +103,7 @@ export function platformRoutes(deps: PlatformDeps): (info: RequestInfo) => Route
     return sendJson(res, 200, { items });
   };
 
-  // No platform route reads a query parameter: any one is refused (CONTRACT §4).
+  // No platform route reads a query parameter: any one is refused (docs/API.md §4).
   const strict =
     (route: RouteHandler): RouteHandler =>
     (req, res, rc) => {

@@ -9,11 +9,11 @@
  * `/healthz` (PUBLIC_ENDPOINTS) and `/graphql` (every field authorized by @auth) are served by
  * the pipeline before this table.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Caller } from '../auth/identity.js';
+import type { Caller } from '../security/identity.js';
 import { NotFound } from '../errors/index.js';
 import type { OperationContext } from '../operations/types.js';
 import type { Registry } from '../registry/registry.js';
+import type { RequestHandler } from '../request/handler.js';
 import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
 import { handleResource } from '../rest/handler.js';
 
@@ -26,7 +26,7 @@ export interface RouteContext {
   target: RequestTarget;
 }
 
-export type RouteHandler = (req: IncomingMessage, res: ServerResponse, rc: RouteContext) => Promise<void>;
+export type RouteHandler = RequestHandler<RouteContext>;
 
 /** The custom-route slot: returns the handler of a path, or undefined when none is mounted. */
 export interface CustomRoutes {

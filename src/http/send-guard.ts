@@ -1,5 +1,5 @@
 /**
- * Slow WebSocket consumers on graphql-ws (issue 11 finding 4, transport part).
+ * Slow WebSocket consumers on graphql-ws.
  *
  * graphql-ws sends one message at a time and waits for `ws.send`'s callback before taking the
  * next event of a subscription, so a client that stops reading never grows the socket's
@@ -15,7 +15,7 @@
  */
 import type { WebSocket } from 'ws';
 
-/** The close code of a cut slow consumer (the gateway's own; CONTRACT names none for this). */
+/** The close code of a cut slow consumer (the gateway's own; docs/API.md names none for this). */
 export const SLOW_CONSUMER_CLOSE = 4503;
 const REASON = 'Too slow: the consumer fell too far behind';
 

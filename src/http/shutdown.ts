@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown of long-lived HTTP responses (CONTRACT §10 "Shutdown"). A streaming
+ * Graceful shutdown of long-lived HTTP responses (docs/API.md §10 "Shutdown"). A streaming
  * response (the REST ndjson watch) registers how it ends cleanly; the gateway's shutdown calls
  * every registered ending once, so the client sees the stream end (the chunked terminator)
  * instead of a reset connection. Requests are tied to their gateway's registry by the pipeline

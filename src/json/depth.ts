@@ -60,8 +60,3 @@ const tooDeep = (what: string, max: number) =>
 export function checkTextDepth(text: string, what = 'the JSON document', max = LIMITS.jsonDepth): void {
   if (textDepth(text, max) > max) throw tooDeep(what, max);
 }
-
-/** Throws 400 when a parsed value nests deeper than the limit. */
-export function checkValueDepth(value: unknown, what = 'the JSON document', max = LIMITS.jsonDepth): void {
-  if (valueDepth(value, max) > max) throw tooDeep(what, max);
-}

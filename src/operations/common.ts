@@ -1,30 +1,21 @@
-/** Helpers every operation uses: authorization, store-error translation, reads. */
+/** Helpers every operation uses: authorization, store-error translation, reads and the write sequence (rewrite). */
 import { Conflict, Gone, NotFound, Unavailable, VersionConflict } from '../errors/index.js';
-import { denial, type Attributes, type Decision } from '../rbac/authorizer.js';
+import { attributesOf, denial, type Attributes, type Decision } from '../security/authorizer.js';
 import type { WriteVerb } from '../registry/hooks.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
+import { validateObject } from '../registry/strategy.js';
 import { StoreError } from '../store/errors.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
 /** The attributes of a request on a model, as the HTTP pipeline and the @auth directive build them. */
 export function attributesFor(ctx: OperationContext, entry: ModelEntry, verb: string, name = '', subresource = ''): Attributes {
   const { model } = entry;
-  return {
-    caller: ctx.caller,
-    verb,
-    isResourceRequest: true,
-    apiGroup: model.group,
-    apiVersion: model.version,
-    resource: model.plural,
-    subresource,
-    name,
-    path: '',
-  };
+  return attributesOf(ctx.caller, { verb, apiGroup: model.group, apiVersion: model.version, resource: model.plural, subresource, name });
 }
 
 /**
  * Asks the authorizer; throws Forbidden (Unauthenticated for an anonymous caller) when it says no. Transports that already authorized the
- * request pass an authorizer that answers it from that decision (rbac/authorizer.ts
+ * request pass an authorizer that answers it from that decision (security/authorizer.ts
  * `preauthorized`), so each request is decided once; every other caller is checked here.
  */
 export async function authorize(
@@ -123,6 +114,38 @@ export async function commit(entry: ModelEntry, old: ApiObject, next: ApiObject)
   } catch (e) {
     storeFailure(entry, name, e);
   }
+}
+
+/** 409 for a write that names a version other than the stored one. */
+export const staleVersion = (entry: ModelEntry, name: string, expected: unknown, stored: number | undefined): VersionConflict =>
+  new VersionConflict(`${entry.model.kind} "${name}": metadata.version ${expected} does not match the stored version ${stored}`);
+
+/**
+ * The one sequence of every change to a stored object (update, patch, status): read it, check
+ * the version the client expects (409), derive the successor (`successor`: the replacement, the
+ * patched object, the new status), validate it, admit it, commit it and present the result.
+ * Without `expectedVersion` the write is unconditional and retried when it loses a race.
+ */
+export async function rewrite(
+  ctx: OperationContext,
+  entry: ModelEntry,
+  name: string,
+  verb: WriteVerb,
+  subresource: string,
+  successor: (old: ApiObject) => ApiObject,
+  expectedVersion?: number,
+): Promise<ApiObject> {
+  const attempt = async () => {
+    const old = await readOrThrow(entry, name);
+    if (expectedVersion !== undefined && old.metadata.version !== expectedVersion) {
+      throw staleVersion(entry, name, expectedVersion, old.metadata.version);
+    }
+    const next = successor(old);
+    validateObject(entry.model, next);
+    await admit(ctx, entry, verb, subresource, next, old);
+    return present(entry, await commit(entry, old, next));
+  };
+  return expectedVersion === undefined ? retryOnConflict(attempt) : attempt();
 }
 
 /** Retries `attempt` when it fails only because of a concurrent write (unconditional updates). */

@@ -1,6 +1,6 @@
 import { Invalid } from '../errors/index.js';
 import { generateName } from '../registry/metadata.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { prepareForCreate, validateObject } from '../registry/strategy.js';
 import { isStoreError } from '../store/errors.js';
 import { admit, authorize, changed, prepare, present, storeFailure } from './common.js';

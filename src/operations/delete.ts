@@ -1,4 +1,4 @@
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { prepareForDelete } from '../registry/strategy.js';
 import { admit, authorize, commit, present, readOrThrow, retryOnConflict } from './common.js';
 import type { ModelEntry, OperationContext } from './types.js';

@@ -1,9 +1,10 @@
 import { NotFound } from '../errors/index.js';
 import type { ListParams } from '../query/types.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { admit, authorize, present } from './common.js';
 import { markDeleted } from './delete.js';
-import { envelope, planList, runList } from './list.js';
+import { envelope } from '../query/envelope.js';
+import { planList, runList } from './list.js';
 import type { ListResult, ModelEntry, OperationContext } from './types.js';
 
 /**

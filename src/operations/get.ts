@@ -1,4 +1,4 @@
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { authorize, present, readOrThrow } from './common.js';
 import type { ModelEntry, OperationContext } from './types.js';
 

@@ -5,9 +5,13 @@ import type { ListParams } from '../query/types.js';
 import type { StoreQuery } from '../store/types.js';
 import { canonicalWhere } from '../store/numeric.js';
 import { authorize, present, storeFailure } from './common.js';
-import type { ListResult, ModelEntry, OperationContext } from './types.js';
+import { envelope, type ListResult } from '../query/envelope.js';
+import type { ModelEntry, OperationContext } from './types.js';
 
-/** Index names of a model, for the query planner. Cached per model object. */
+/**
+ * Index names of a model, for the query planner. Cached per model object: a memo of a pure
+ * function of an immutable model, so gateways sharing the process share nothing that can differ.
+ */
 const indexNames = new WeakMap<object, ReadonlySet<string>>();
 export function indexesOf(entry: ModelEntry): ReadonlySet<string> {
   let names = indexNames.get(entry.model);
@@ -18,7 +22,7 @@ export function indexesOf(entry: ModelEntry): ReadonlySet<string> {
   return names;
 }
 
-/** Names of a model's numeric indexes (CONTRACT §7). Cached per model object. */
+/** Names of a model's numeric indexes (docs/API.md §7). Cached per model object. */
 const numericNames = new WeakMap<object, ReadonlySet<string>>();
 function numericOf(entry: ModelEntry): ReadonlySet<string> {
   let names = numericNames.get(entry.model);
@@ -49,39 +53,6 @@ export async function runList(entry: ModelEntry, query: StoreQuery): Promise<Lis
   } catch (e) {
     storeFailure(entry, '', e);
   }
-}
-
-export function envelope(query: StoreQuery, items: ListResult['items'], total: number, resourceVersion: string): ListResult {
-  if (query.limit === undefined) {
-    // Unpaged: one page holding every match.
-    return {
-      page: 1,
-      size: total,
-      total,
-      totalPages: 1,
-      first: true,
-      last: true,
-      hasNext: false,
-      hasPrevious: false,
-      items,
-      resourceVersion,
-    };
-  }
-  const size = query.limit;
-  const page = Math.floor(query.offset / size) + 1;
-  const totalPages = Math.ceil(total / size);
-  return {
-    page,
-    size,
-    total,
-    totalPages,
-    first: page === 1,
-    last: page >= totalPages,
-    hasNext: page < totalPages,
-    hasPrevious: page > 1,
-    items,
-    resourceVersion,
-  };
 }
 
 /** GET a collection: selectors and sort on indexed fields only, 1-based pages. */

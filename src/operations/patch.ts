@@ -1,7 +1,7 @@
-import { BadRequest, Invalid, VersionConflict } from '../errors/index.js';
-import type { ApiObject } from '../registry/object.js';
-import { prepareForUpdate, validateObject } from '../registry/strategy.js';
-import { admit, authorize, commit, present, readOrThrow, retryOnConflict } from './common.js';
+import { BadRequest, Invalid } from '../errors/index.js';
+import type { ApiObject } from '../store/object.js';
+import { prepareForUpdate } from '../registry/strategy.js';
+import { authorize, present, rewrite, staleVersion } from './common.js';
 import { applyPatch, requestedVersion } from './patching.js';
 import type { ModelEntry, OperationContext, PatchType } from './types.js';
 
@@ -18,14 +18,7 @@ export async function patchObject(
   type: PatchType,
 ): Promise<ApiObject> {
   await authorize(ctx, entry, 'patch', name);
-  return retryOnConflict(async () => {
-    const old = await readOrThrow(entry, name);
-    const patched = patchAgainst(entry, old, patch, type);
-    const next = prepareForUpdate(entry.model, old, patched);
-    validateObject(entry.model, next);
-    await admit(ctx, entry, 'patch', '', next, old);
-    return present(entry, await commit(entry, old, next));
-  });
+  return rewrite(ctx, entry, name, 'patch', '', (old) => prepareForUpdate(entry.model, old, patchAgainst(entry, old, patch, type)));
 }
 
 /** Applies the patch and checks name and (optional) version; shared with status patches. */
@@ -42,9 +35,7 @@ export function patchAgainst(entry: ModelEntry, old: ApiObject, patch: unknown, 
       throw new Invalid('metadata.version must be an integer', [{ field: 'metadata.version', message: 'must be an integer' }]);
     }
     // Conditional patch: a retry re-reads and fails the same way, so the caller gets 409.
-    throw new VersionConflict(
-      `${entry.model.kind} "${old.metadata.name}": metadata.version ${v} does not match the stored version ${old.metadata.version}`,
-    );
+    throw staleVersion(entry, old.metadata.name, v, old.metadata.version);
   }
   return patched;
 }

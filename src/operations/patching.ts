@@ -5,7 +5,7 @@
 import jsonpatch from 'fast-json-patch';
 import { BadRequest, Invalid } from '../errors/index.js';
 import type { PatchType } from './types.js';
-import { isPlainObject } from '../registry/object.js';
+import { isPlainObject } from '../store/object.js';
 
 /** RFC 7386: objects merge recursively, null deletes, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {

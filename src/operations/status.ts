@@ -1,7 +1,6 @@
-import type { ApiObject } from '../registry/object.js';
-import { matchName, prepareForStatusUpdate, requiredVersion, validateObject } from '../registry/strategy.js';
-import { VersionConflict } from '../errors/index.js';
-import { admit, authorize, commit, present, readOrThrow, retryOnConflict } from './common.js';
+import type { ApiObject } from '../store/object.js';
+import { matchName, prepareForStatusUpdate, requiredVersion } from '../registry/strategy.js';
+import { authorize, present, readOrThrow, rewrite } from './common.js';
 import { patchAgainst } from './patch.js';
 import type { ModelEntry, OperationContext, PatchType } from './types.js';
 
@@ -23,7 +22,7 @@ export async function updateStatus(
   expectedVersion?: number,
 ): Promise<ApiObject> {
   await authorize(ctx, entry, 'update', name, 'status');
-  return writeStatus(ctx, entry, name, status, expectedVersion);
+  return rewrite(ctx, entry, name, 'update', 'status', (old) => prepareForStatusUpdate(old, status), expectedVersion);
 }
 
 /**
@@ -33,23 +32,7 @@ export async function updateStatus(
 export async function replaceStatus(ctx: OperationContext, entry: ModelEntry, name: string, body: unknown): Promise<ApiObject> {
   await authorize(ctx, entry, 'update', name, 'status');
   const input = matchName(body, name);
-  return writeStatus(ctx, entry, name, input.status, requiredVersion(input));
-}
-
-async function writeStatus(ctx: OperationContext, entry: ModelEntry, name: string, status: unknown, expectedVersion?: number): Promise<ApiObject> {
-  const attempt = async () => {
-    const old = await readOrThrow(entry, name);
-    if (expectedVersion !== undefined && old.metadata.version !== expectedVersion) {
-      throw new VersionConflict(
-        `${entry.model.kind} "${name}": metadata.version ${expectedVersion} does not match the stored version ${old.metadata.version}`,
-      );
-    }
-    const next = prepareForStatusUpdate(old, status);
-    validateObject(entry.model, next);
-    await admit(ctx, entry, 'update', 'status', next, old);
-    return present(entry, await commit(entry, old, next));
-  };
-  return expectedVersion === undefined ? retryOnConflict(attempt) : attempt();
+  return rewrite(ctx, entry, name, 'update', 'status', (old) => prepareForStatusUpdate(old, input.status), requiredVersion(input));
 }
 
 /** PATCH …/{name}/status: the patch is applied to the object; only the resulting status is kept. */
@@ -61,12 +44,5 @@ export async function patchStatus(
   type: PatchType,
 ): Promise<ApiObject> {
   await authorize(ctx, entry, 'patch', name, 'status');
-  return retryOnConflict(async () => {
-    const old = await readOrThrow(entry, name);
-    const patched = patchAgainst(entry, old, patch, type);
-    const next = prepareForStatusUpdate(old, patched.status);
-    validateObject(entry.model, next);
-    await admit(ctx, entry, 'patch', 'status', next, old);
-    return present(entry, await commit(entry, old, next));
-  });
+  return rewrite(ctx, entry, name, 'patch', 'status', (old) => prepareForStatusUpdate(old, patchAgainst(entry, old, patch, type).status));
 }

@@ -2,8 +2,8 @@
  * Shared types of the operations layer. Every transport (REST, GraphQL, watch) calls the
  * functions exported from operations/index.ts with an OperationContext.
  */
-import type { Authorizer, Caller } from '../rbac/authorizer.js';
-import type { ApiObject } from '../registry/object.js';
+import type { Authorizer, Caller } from '../security/authorizer.js';
+import type { ApiObject } from '../store/object.js';
 import type { WatchEventType } from '../store/types.js';
 
 export interface OperationContext {
@@ -13,19 +13,7 @@ export interface OperationContext {
 
 export type { ModelEntry } from '../registry/registry.js';
 
-/** CONTRACT §4 list envelope. */
-export interface ListResult {
-  page: number;
-  size: number;
-  total: number;
-  totalPages: number;
-  first: boolean;
-  last: boolean;
-  hasNext: boolean;
-  hasPrevious: boolean;
-  items: ApiObject[];
-  resourceVersion: string;
-}
+export type { ListResult } from '../query/envelope.js';
 
 export type PatchType = 'merge' | 'json';
 

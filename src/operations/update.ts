@@ -1,7 +1,6 @@
-import type { ApiObject } from '../registry/object.js';
-import { matchName, prepareForUpdate, requiredVersion, validateObject } from '../registry/strategy.js';
-import { VersionConflict } from '../errors/index.js';
-import { admit, authorize, commit, present, readOrThrow } from './common.js';
+import type { ApiObject } from '../store/object.js';
+import { matchName, prepareForUpdate, requiredVersion } from '../registry/strategy.js';
+import { authorize, rewrite } from './common.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
 /**
@@ -11,15 +10,5 @@ import type { ModelEntry, OperationContext } from './types.js';
 export async function updateObject(ctx: OperationContext, entry: ModelEntry, name: string, body: unknown): Promise<ApiObject> {
   await authorize(ctx, entry, 'update', name);
   const input = matchName(body, name);
-  const expected = requiredVersion(input);
-  const old = await readOrThrow(entry, name);
-  if (old.metadata.version !== expected) {
-    throw new VersionConflict(
-      `${entry.model.kind} "${name}": metadata.version ${expected} does not match the stored version ${old.metadata.version}`,
-    );
-  }
-  const next = prepareForUpdate(entry.model, old, input);
-  validateObject(entry.model, next);
-  await admit(ctx, entry, 'update', '', next, old);
-  return present(entry, await commit(entry, old, next));
+  return rewrite(ctx, entry, name, 'update', '', (old) => prepareForUpdate(entry.model, old, input), requiredVersion(input));
 }

@@ -21,7 +21,7 @@
  *    The re-check updates that set.
  *  - Objects leave through the kind's presentation hook (`present`, e.g. no password hashes).
  *
- * Fan-out cost (issue 10 benchmark): what a change means for a selector is decided once per
+ * Fan-out cost: what a change means for a selector is decided once per
  * (change, model entry, selector) and shared by every watcher of that selector, and watchers past
  * their list reconciliation join their selector's group in the model's shared feed (FeedGate),
  * so a change their selector sees neither before nor after does not visit them at all; the
@@ -31,7 +31,7 @@
  */
 import { ApiError, BadRequest, Forbidden, Gone, toApiError, Unavailable } from '../errors/index.js';
 import { matchesWhere } from '../query/plan.js';
-import { denial, liveAuthorizer } from '../rbac/authorizer.js';
+import { denial, liveAuthorizer } from '../security/authorizer.js';
 import type { ApiObject } from '../store/object.js';
 import { parsePosition } from '../store/feed/index.js';
 import type { ChangeEvent, FeedGate, WatchHints } from '../store/types.js';

@@ -1,5 +1,5 @@
 /**
- * The audit log (CONTRACT §10), modelled on the Kubernetes audit event at stage ResponseComplete:
+ * The audit log (docs/API.md §10), modelled on the Kubernetes audit event at stage ResponseComplete:
  * with SVC_AUDIT_LOG=<file> (`-`: stdout), one JSON line per write (create, update, patch,
  * delete, deletecollection, and POST/PUT/PATCH/DELETE on other paths such as custom routes) and
  * per denied request (401, 403), through REST, GraphQL (each mutation field, each denied field),

@@ -1,5 +1,5 @@
 /**
- * Health endpoints (CONTRACT §10), public like /healthz:
+ * Health endpoints (docs/API.md §10), public like /healthz:
  *   GET /livez  — 200 while the process serves requests;
  *   GET /readyz — 200 when the store answers and every enabled plugin has started, else 503
  *                 problem+json whose detail lists the reasons.

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of one gateway (CONTRACT §10), in a registry of its own (never prom-client's
+ * Prometheus metrics of one gateway (docs/API.md §10), in a registry of its own (never prom-client's
  * global one: several gateways may run in one process). Served at GET /metrics (ops/observer.ts
  * mounts it behind RBAC as the non-resource URL `/metrics`).
  *
@@ -9,8 +9,9 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { MethodNotAllowed } from '../errors/index.js';
-import type { RouteHandler } from '../http/routes.js';
+import type { RequestHandler } from '../request/handler.js';
 import { NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
+import type { RequestTarget } from '../request/requestinfo.js';
 
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -136,7 +137,7 @@ export function boundedVerb(verb: string, isResourceRequest: boolean): string {
  * GET /metrics: the text exposition. Mounted as a non-resource route, so the pipeline has
  * authorized the caller for `get` on the non-resource URL `/metrics` before it runs.
  */
-export function metricsRoute(metrics: GatewayMetrics): RouteHandler {
+export function metricsRoute(metrics: GatewayMetrics): RequestHandler<{ target: RequestTarget }> {
   return async (req, res, rc) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowed(`${req.method} is not allowed on /metrics`, ['GET', 'HEAD']);
     rejectUnknownParams(rc.target.searchParams, NO_PARAMS);

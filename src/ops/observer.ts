@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { Caller } from '../auth/identity.js';
+import type { Caller } from '../security/identity.js';
 import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
 import { COLLECTION_GET_PARAMS } from '../request/query-params.js';
 import { WRITE_METHODS, WRITE_VERBS, type AuditLog, type AuditObjectRef } from './audit.js';

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces (CONTRACT §10 "Traces"), lazily. This module imports nothing of
+ * OpenTelemetry traces (docs/API.md §10 "Traces"), lazily. This module imports nothing of
  * OpenTelemetry: only when `OTEL_EXPORTER_OTLP_ENDPOINT` is set does `startTracing` import
  * ./otel.ts (the SDK, the OTLP/HTTP exporter). Until then every hook below is a null check, and
  * the wrappers that decorate objects at start-up (`tracedDoors`, `tracedStore`) return their
@@ -28,6 +28,8 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
+// Process-wide on purpose: OpenTelemetry's tracer provider and context manager are globals of
+// the process, so every gateway in it shares one exporter, counted here (the last release flushes).
 let active: Tracing | undefined;
 let users = 0;
 

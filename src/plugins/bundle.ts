@@ -1,5 +1,5 @@
 /**
- * Bundle objects (SPEC.md "Declaring objects in a plugin bundle"): every `*.yaml`/`*.yml` file in
+ * Bundle objects (docs/API.md §7): every `*.yaml`/`*.yml` file in
  * `extensions/` and `src/main/resources/extensions/`, each holding one or more YAML documents.
  * A document's type is decided only by its `apiVersion` and `kind`, whatever the file is called.
  */
@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
-import { isPlainObject } from '../registry/object.js';
+import { isPlainObject } from '../store/object.js';
 import { PluginError } from './manifest.js';
 import type { DocumentSource } from './rules.js';
 

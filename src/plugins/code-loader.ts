@@ -1,6 +1,6 @@
 /**
  * The optional code entry of a plugin: `index.js`, `index.mjs` or `index.ts`, whose default
- * export is `{models?, routes?, graphql?, start?, stop?}` (CONTRACT §7). The module is imported
+ * export is `{models?, routes?, graphql?, start?, stop?}` (docs/API.md §7). The module is imported
  * afresh whenever its file changed, so a plugin updated on disk is picked up by stop + start.
  */
 import { existsSync } from 'node:fs';
@@ -8,8 +8,8 @@ import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ModelDeclaration } from '../registry/model.js';
-import { isPlainObject } from '../registry/object.js';
-import type { RouteHandler } from './custom-routes.js';
+import { isPlainObject } from '../store/object.js';
+import type { PluginRouteHandler } from './custom-routes.js';
 import type { GraphQLExtension } from './graphql-extension.js';
 import type { PluginContext } from './plugin-context.js';
 import { PluginError } from './manifest.js';
@@ -18,7 +18,7 @@ export interface RouteDeclaration {
   method: string;
   /** `/apis/<group>/<version>/…`; `{param}` marks a path parameter. */
   path: string;
-  handler: RouteHandler;
+  handler: PluginRouteHandler;
   /** Optional: how the route appears in the OpenAPI documents (apidocs/openapi.ts). */
   openapi?: RouteOpenAPI;
 }
@@ -54,6 +54,7 @@ export function codeEntry(dir: string): string | undefined {
   return CODE_ENTRIES.map((f) => join(dir, f)).find((f) => existsSync(f));
 }
 
+// Process-wide on purpose: tsx's module hooks are registered with Node once per process.
 let typescript: Promise<void> | undefined;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Custom routes of started plugins (CONTRACT §7 "Custom routes"). A handler is a Fetch-API
+ * Custom routes of started plugins (docs/API.md §7 "Custom routes"). A handler is a Fetch-API
  * function `(request, ctx) => Response | Promise<Response>`: the Node request becomes a
  * `Request` whose body is the request stream, and the `Response` body is piped to the socket
  * with `stream.pipeline`, so a slow client slows the handler's stream down (back pressure).
@@ -9,16 +9,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { RouteOpenAPI } from './code-loader.js';
-import type { RouteContext } from './plugin-context.js';
+import type { PluginRouteContext } from './plugin-context.js';
 
-export type RouteHandler = (request: Request, ctx: RouteContext) => Response | Promise<Response>;
+export type PluginRouteHandler = (request: Request, ctx: PluginRouteContext) => Response | Promise<Response>;
 
 export interface MountedRoute {
   plugin: string;
   method: string;
   /** Literal segments, or `{name}` for a parameter. */
   segments: string[];
-  handler: RouteHandler;
+  handler: PluginRouteHandler;
   /** How the route appears in the OpenAPI documents, when the plugin describes it. */
   openapi?: RouteOpenAPI;
 }
@@ -31,7 +31,7 @@ export interface RouteMatch {
 const paramName = (seg: string) => (seg.startsWith('{') && seg.endsWith('}') ? seg.slice(1, -1) : undefined);
 
 /** Routes by plugin; matching prefers literal segments over parameters, left to right. */
-export class RouteTable {
+export class PluginRouteTable {
   private routes: MountedRoute[] = [];
   /** Bumped on every mount and unmount (the API documents are cached per version). */
   version = 0;
@@ -64,12 +64,6 @@ export class RouteTable {
     const parts = pathname.slice(1).split('/');
     const found = this.find(method, parts) ?? (method === 'HEAD' ? this.find('GET', parts) : undefined);
     return found;
-  }
-
-  /** Whether some route serves the path with another method (for 405). */
-  servesPath(pathname: string): boolean {
-    const parts = pathname.slice(1).split('/');
-    return this.routes.some((r) => matchSegments(r.segments, parts) !== undefined);
   }
 
   private find(method: string, parts: string[]): RouteMatch | undefined {

@@ -1,5 +1,5 @@
 /**
- * The plugin lifecycle controller (CONTRACT §7 "Lifecycle"). Each plugin is an object of the
+ * The plugin lifecycle controller (docs/API.md §7 "Lifecycle"). Each plugin is an object of the
  * Plugin kind (plugin-kind.ts); this controller reconciles its `spec.enabled` with what runs,
  * one plugin change at a time, and reports `status.phase`:
  *
@@ -17,11 +17,11 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { toApiError } from '../errors/index.js';
 import * as ops from '../operations/index.js';
-import { isPlainObject, type ApiObject } from '../registry/object.js';
+import { isPlainObject, type ApiObject } from '../store/object.js';
 import type { ModelEntry, Registry } from '../registry/registry.js';
 import { readBundle, type BundleDocument } from './bundle.js';
 import { codeEntry, loadCode, type PluginCode } from './code-loader.js';
-import type { MountedRoute, RouteTable } from './custom-routes.js';
+import type { MountedRoute, PluginRouteTable } from './custom-routes.js';
 import type { GraphQLExtension } from './graphql-extension.js';
 import { findPluginDirs, type PluginSource } from './loader.js';
 import { PluginError, readManifest, type ConsoleRoute, type PluginManifest } from './manifest.js';
@@ -36,7 +36,7 @@ const PROGRESS_WRITE_MS = 250;
 
 export interface LifecycleOptions {
   registry: Registry;
-  routes: RouteTable;
+  routes: PluginRouteTable;
   log: Logger;
   pluginsDir: string;
   /** Told when the set of GraphQL extensions changes. */
@@ -89,7 +89,7 @@ export class PluginController {
   }
 
   /**
-   * Readiness (CONTRACT §10 /readyz): one reason per plugin that is enabled (its spec as last
+   * Readiness (docs/API.md §10 /readyz): one reason per plugin that is enabled (its spec as last
    * acted on) but not running in this process. No I/O.
    */
   notStarted(): string[] {

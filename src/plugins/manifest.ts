@@ -1,15 +1,15 @@
 /**
- * plugin.yaml (CONTRACT §7): apiVersion plugin.svc.run/v1alpha1, kind Plugin, metadata.name and
+ * plugin.yaml (docs/API.md §7): apiVersion plugin.svc.run/v1alpha1, kind Plugin, metadata.name and
  * spec {version, displayName, description, requires, models, enabled, console}. Every error names the file.
  *
- * `spec.console.routes` (CONTRACT §9) adds console routes over the plugin's models:
+ * `spec.console.routes` (docs/API.md §9) adds console routes over the plugin's models:
  * `[{name, title, resource: <plural>, permissions: [ui permission…], managePermissions?: […]}]`.
  */
 import { readFile } from 'node:fs/promises';
 import yaml from 'js-yaml';
 import type { ModelDeclaration } from '../registry/model.js';
 import { checkObjectName } from '../registry/metadata.js';
-import { isPlainObject } from '../registry/object.js';
+import { isPlainObject } from '../store/object.js';
 
 export const PLUGIN_API_VERSION = 'plugin.svc.run/v1alpha1';
 

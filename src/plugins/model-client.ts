@@ -1,15 +1,15 @@
 /**
- * The client a plugin's code uses for its models. `forCaller` acts as the caller of a custom
- * route (every call goes through the operations layer and its RBAC check, so a handler can
- * never do more than its caller may); `privileged` acts as the plugin itself and is for code
- * that enforces its own rules (e.g. ownership) or runs outside a request (`start`, `stop`).
+ * The client a plugin's code uses for its models. Built over an OperationContext, every call
+ * goes through the operations layer and its RBAC check: a custom route's `ctx.client` acts as
+ * the route's caller (a handler never does more than its caller may); `ctx.privileged`, built
+ * over `privilegedContext`, acts as the plugin itself and is for code that enforces its own
+ * rules (e.g. ownership) or runs outside a request (`start`, `stop`).
  */
 import { NotFound } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import type { ListResult, OperationContext, PatchType } from '../operations/types.js';
-import type { Caller } from '../rbac/authorizer.js';
 import { systemContext } from '../rbac/system.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import type { ModelEntry, Registry } from '../registry/registry.js';
 
 export interface ListQuery {
@@ -29,9 +29,6 @@ export interface ModelClient {
   delete(plural: string, name: string): Promise<ApiObject>;
   updateStatus(plural: string, name: string, status: unknown): Promise<ApiObject>;
 }
-
-/** A caller standing for the plugin's own code. */
-export const pluginCaller = (plugin: string): Caller => systemContext(`plugin:${plugin}`).caller;
 
 export function createModelClient(registry: Registry, plugin: string, ctx: OperationContext): ModelClient {
   const entry = (plural: string): ModelEntry => {

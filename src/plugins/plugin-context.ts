@@ -1,6 +1,6 @@
 /** What a plugin's code receives: in `start`/`stop`, and (extended) in every route handler. */
 import type { Logger } from 'pino';
-import type { Caller } from '../rbac/authorizer.js';
+import type { Caller } from '../security/authorizer.js';
 import type { ModelClient } from './model-client.js';
 
 export interface PluginContext {
@@ -11,7 +11,7 @@ export interface PluginContext {
   privileged: ModelClient;
 }
 
-export interface RouteContext extends PluginContext {
+export interface PluginRouteContext extends PluginContext {
   /** Path parameters (`{param}` in the route path), percent-decoded. */
   params: Record<string, string>;
   /** The authenticated caller (`anonymous` for visitors). */

@@ -1,10 +1,10 @@
 /**
- * What a plugin may declare (CONTRACT §3, §7; SPEC.md "Naming rules", "Custom APIs"). Every
+ * What a plugin may declare (docs/API.md §3, §7). Every
  * refusal throws PluginError with a message naming the plugin and, for bundle documents, the
  * file and the document's index.
  */
 import { checkObjectName, checkPluginKey, isDnsSubdomain } from '../registry/metadata.js';
-import { isPlainObject } from '../registry/object.js';
+import { isPlainObject } from '../store/object.js';
 import { PluginError } from './manifest.js';
 
 /** Label put on every bundle object: which plugin created it. */

@@ -3,12 +3,12 @@
  * authorizer on the request's attributes (a resource request when the path has the resource
  * shape, otherwise a non-resource request on the path); then the handler runs with
  * `ctx.client` acting as the caller. Nothing but the super administrator passes by default:
- * role templates grant the rest (CONTRACT §6, §7).
+ * role templates grant the rest (docs/API.md §6, §7).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError, Internal } from '../errors/index.js';
-import { attributesOf, denial, type Authorizer, type Caller } from '../rbac/authorizer.js';
+import { attributesOf, denial, type Authorizer, type Caller } from '../security/authorizer.js';
 import type { Registry } from '../registry/registry.js';
 import type { RequestInfo } from '../request/requestinfo.js';
 import { sendFetchResponse, toFetchRequest, type RouteMatch } from './custom-routes.js';

@@ -1,5 +1,5 @@
 /**
- * labelSelector / fieldSelector parsing (CONTRACT §4). Every value may hold several
+ * labelSelector / fieldSelector parsing (docs/API.md §4). Every value may hold several
  * comma-separated terms; all terms of all values are ANDed.
  *
  *   selector := term ( ',' term )*           an empty / blank value holds no terms
@@ -11,7 +11,7 @@
  *             | key 'notin' set                notin (whitespace required before 'notin')
  *   operand  := value | set                    so `k=(a,b)` is in, `k!=(a,b)` is notin
  *   set      := '(' value ( ',' value )* ')'   at least one member; `()` is an empty set → 400
- *   key      := [A-Za-z0-9_./-]+               labels: `[prefix/]name` (CONTRACT §3);
+ *   key      := [A-Za-z0-9_./-]+               labels: `[prefix/]name` (docs/API.md §3);
  *                                              fields: a dotted path, `name` → `metadata.name`
  *   value    := ( plain | '\' escaped )*       may be empty (`k=`) for labels only
  *
@@ -242,7 +242,7 @@ function checkValue(value: string, kind: SelectorKind, fail: (reason: string) =>
   if (reason) fail(`invalid label value "${value}": ${reason}`);
 }
 
-/** Why a label key breaks CONTRACT §3, or undefined when it is valid. */
+/** Why a label key breaks docs/API.md §3, or undefined when it is valid. */
 export function labelKeyProblem(key: string): string | undefined {
   const slash = key.indexOf('/');
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
@@ -258,7 +258,7 @@ export function labelKeyProblem(key: string): string | undefined {
   return undefined;
 }
 
-/** Why a label value breaks CONTRACT §3, or undefined when it is valid (empty is valid). */
+/** Why a label value breaks docs/API.md §3, or undefined when it is valid (empty is valid). */
 export function labelValueProblem(value: string): string | undefined {
   if (value === '') return undefined;
   if (value.length > 63) return 'longer than 63 characters';

@@ -1,5 +1,5 @@
 /**
- * `sort` parameter parsing (CONTRACT §4). One value = one sort term; repeat the parameter
+ * `sort` parameter parsing (docs/API.md §4). One value = one sort term; repeat the parameter
  * for several terms (Spring style: `sort=a,asc&sort=b,desc`), earlier values sort first.
  *
  *   value     := ws? field ws? ( ',' ws? direction ws? )?

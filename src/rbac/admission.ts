@@ -1,5 +1,5 @@
 /**
- * RBAC safety checks on writes of Role and RoleBinding objects (CONTRACT §6, k8s
+ * RBAC safety checks on writes of Role and RoleBinding objects (docs/API.md §6, k8s
  * pkg/registry/rbac/escalation_check.go and role/policybased):
  *   - built-in immutable roles (super-role) cannot be changed or deleted: 403;
  *   - a binding's roleRef.name must name an existing role: 422;
@@ -10,10 +10,10 @@
  *     user that existing bindings already name) needs every permission that user holds, or the
  *     verb `escalate` on users; else `update users` would let anyone become the administrator.
  */
-import { userCaller } from '../auth/identity.js';
+import { userCaller } from '../security/identity.js';
 import { Forbidden, Invalid } from '../errors/index.js';
 import type { AdmissionRequest, KindHooks } from '../registry/hooks.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { IMMUTABLE_ROLES } from './builtin-roles.js';
 import type { PolicyRule } from './match.js';
 import type { RbacAuthorizer } from './rbac-authorizer.js';

@@ -1,5 +1,5 @@
 /**
- * Built-in roles (SPEC.md "Built-in roles shown", CONTRACT §6), created on start when missing and
+ * Built-in roles (docs/API.md §6), created on start when missing and
  * reconciled when stored by an earlier version (bootstrap/security.ts `reconcileRole`).
  * Plugins extend them through `aggregate-to-<role>` templates (the content plugin aggregates
  * its post templates into contributor, author, editor and post-manager); the rules below are
@@ -19,9 +19,8 @@ import {
   SUPER_ROLE,
 } from './resolve.js';
 
-/** The console API group of the permissions endpoint (CONTRACT §6). */
+/** The console API group of the permissions endpoint (docs/API.md §6). */
 export const CONSOLE_GROUP = 'api.console.svc.run';
-export const PERMISSIONS_PATH = `/apis/${CONSOLE_GROUP}/v1alpha1/users/-/permissions`;
 
 /**
  * The non-resource URLs of discovery, the OpenAPI documents and /docs. A right on `/apis` (or
@@ -30,10 +29,6 @@ export const PERMISSIONS_PATH = `/apis/${CONSOLE_GROUP}/v1alpha1/users/-/permiss
  * would also reach plugins' deeper non-resource routes.
  */
 export const API_REFERENCE_URLS = ['/api', '/apis', '/openapi/*', '/openapi.json', '/docs', '/docs/*'];
-
-/** Post groups of the platform content plugin. */
-const CONTENT = 'content.svc.run';
-const UC_CONTENT = 'uc.api.content.svc.run';
 
 export interface BuiltinRole {
   metadata: { name: string; labels?: Record<string, string>; annotations: Record<string, string> };
@@ -64,7 +59,7 @@ const PLUGIN_GROUP = 'plugin.svc.run';
 const READ = ['get', 'list', 'watch'];
 
 /**
- * The console's built-in role templates (CONTRACT §9): a view and a manage template for users,
+ * The console's built-in role templates (docs/API.md §9): a view and a manage template for users,
  * roles and plugins, each carrying the UI permissions of its console route.
  */
 const SYSTEM_TEMPLATES: BuiltinRole[] = [
@@ -131,7 +126,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
     [
       // Personal access tokens: each user creates, lists and revokes only their own.
       { apiGroups: [TOKEN_GROUP], resources: [TOKEN_RESOURCE], verbs: ['create', 'list', 'get', 'delete'] },
-      // Discovery, the OpenAPI documents and the docs page (CONTRACT §8); each shows only what
+      // Discovery, the OpenAPI documents and the docs page (docs/API.md §8); each shows only what
       // the caller may read.
       { nonResourceURLs: API_REFERENCE_URLS, verbs: ['get', 'head'] },
       // The console's plugin routes: each user sees those whose model they may list or whose UI
@@ -141,22 +136,12 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
     { hidden: true },
   ),
   role('guest', 'Guest', [], { dependencies: [ANONYMOUS_ROLE, AUTHENTICATED_ROLE] }),
-  role('contributor', 'Contributor', [{ apiGroups: [UC_CONTENT], resources: ['posts'], verbs: ['create', 'get', 'list'] }], {
-    dependencies: ['guest'],
-    ui: ['uc:posts:submit'],
-  }),
-  role('author', 'Author', [{ apiGroups: [UC_CONTENT], resources: ['posts', 'posts/publish'], verbs: ['get', 'list', 'update', 'delete'] }], {
-    dependencies: ['contributor'],
-    ui: ['uc:posts:publish'],
-  }),
-  role('editor', 'Editor', [{ apiGroups: [CONTENT], resources: ['posts'], verbs: ['get', 'list', 'watch'] }], {
-    dependencies: ['guest'],
-    ui: ['system:posts:view'],
-  }),
-  role('post-manager', 'Post manager', [{ apiGroups: [CONTENT], resources: ['posts', 'posts/status'], verbs: ['*'] }], {
-    dependencies: ['editor'],
-    ui: ['system:posts:manage'],
-  }),
+  // The post roles hold no rules of their own: the content plugin's templates aggregate into
+  // them (plugins/platform/content/extensions/role-templates.yaml), as any plugin's would.
+  role('contributor', 'Contributor', [], { dependencies: ['guest'] }),
+  role('author', 'Author', [], { dependencies: ['contributor'] }),
+  role('editor', 'Editor', [], { dependencies: ['guest'] }),
+  role('post-manager', 'Post manager', [], { dependencies: ['editor'] }),
   ...SYSTEM_TEMPLATES,
 ];
 

@@ -1,5 +1,5 @@
 /**
- * Rule matching, exactly as CONTRACT §6 (k8s plugin/pkg/auth/authorizer/rbac/rbac.go RuleAllows).
+ * Rule matching, exactly as docs/API.md §6 (k8s plugin/pkg/auth/authorizer/rbac/rbac.go RuleAllows).
  *
  * A resource rule allows a resource request when all of these match:
  *   - verbs: the verb, or `*`;

@@ -7,12 +7,12 @@
  * poll interval for a change through another gateway on the same database.
  */
 import type { SecurityGeneration } from '../auth/generation.js';
-import type { Caller } from '../auth/identity.js';
+import type { Caller } from '../security/identity.js';
 import { Unavailable } from '../errors/index.js';
-import type { ApiObject } from '../registry/object.js';
+import type { ApiObject } from '../store/object.js';
 import { isStoreError } from '../store/errors.js';
 import type { ModelStore, StoreQuery } from '../store/types.js';
-import type { Attributes, Authorizer, Decision } from './authorizer.js';
+import type { Attributes, Authorizer, Decision } from '../security/authorizer.js';
 import { grantedNames, rulesAllow, type MatchRequest } from './match.js';
 import {
   aggregateLabel,

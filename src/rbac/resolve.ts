@@ -1,12 +1,12 @@
 /**
- * Role resolution (CONTRACT §6 "A user's roles"): the roles named by bindings whose subjects
+ * Role resolution (docs/API.md §6 "A user's roles"): the roles named by bindings whose subjects
  * include the user, plus `anonymous`, plus `authenticated` when logged in; then, to a fixpoint,
  * the roles named in each held role's dependencies annotation and every role labelled
  * `aggregate-to-<role>` for a role already held. A role is visited once, so cycles are
  * harmless. Roles that do not exist (or are being deleted) grant nothing and are not listed.
  */
-import type { Caller } from '../auth/identity.js';
-import type { ApiObject } from '../registry/object.js';
+import type { Caller } from '../security/identity.js';
+import type { ApiObject } from '../store/object.js';
 import type { PolicyRule } from './match.js';
 
 export const ANONYMOUS_ROLE = 'anonymous';

@@ -1,10 +1,12 @@
 /**
  * Internal callers (start-up, plugin bundle loader, controllers) act through a named system
- * context instead of a user. This is the ONLY opt-out from enforcement: grep `systemContext(`
- * to find every caller that is not authorized by RBAC.
+ * context instead of a user; grep `systemContext(` to find every operation that is not
+ * authorized by RBAC. The other ways past enforcement never serve a client's request: code that
+ * reads or writes a model's store directly (auth/tokens.ts, bootstrap/security.ts,
+ * plugins/lifecycle.ts) and the `allowAll` authorizer of security/authorizer.ts (benchmarks).
  */
-import type { Caller } from '../auth/identity.js';
-import type { Authorizer } from './authorizer.js';
+import type { Caller } from '../security/identity.js';
+import type { Authorizer } from '../security/authorizer.js';
 
 export interface SystemContext {
   caller: Caller;

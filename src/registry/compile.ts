@@ -101,7 +101,14 @@ export function compileModel(decl: ModelDeclaration, opts: CompileOptions = {}):
     storage: {
       key,
       ...(opts.pluginVersion !== undefined && { version: opts.pluginVersion }),
-      indexes: indexes.map(({ name, unique, order, fingerprint, numeric }) => ({ name, unique, order, fingerprint, ...(numeric && { numeric }) })),
+      indexes: indexes.map(({ name, unique, order, fingerprint, path, numeric }) => ({
+        name,
+        unique,
+        order,
+        fingerprint,
+        ...(path !== undefined && { path }),
+        ...(numeric && { numeric }),
+      })),
       indexValues(obj) {
         const out: IndexValues = {};
         for (const i of indexes) out[i.name] = i.values(obj);

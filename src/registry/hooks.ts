@@ -3,8 +3,8 @@
  * fields of a k8s generic Store): platform kinds use it for password hashing (User), RBAC
  * safety checks (Role, RoleBinding) and cache invalidation. Plugin models have none.
  */
-import type { Authorizer, Caller } from '../rbac/authorizer.js';
-import type { ApiObject } from './object.js';
+import type { Authorizer, Caller } from '../security/authorizer.js';
+import type { ApiObject } from '../store/object.js';
 
 export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';
 

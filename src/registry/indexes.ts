@@ -1,11 +1,12 @@
 /**
- * IndexSpec compilation (SPEC.md "Index declaration", CONTRACT §7): the four default indexes,
+ * IndexSpec compilation (docs/API.md §7): the four default indexes,
  * path-based and indexFunc-based declared indexes, value extraction (always strings).
  */
-import type { ApiObject } from './object.js';
+import type { ApiObject } from '../store/object.js';
 import type { CompiledIndex, IndexSpec } from './model.js';
 // The label index encoding (bare key + key=value) is shared with the query planner.
 import { labelIndexValues } from '../query/match.js';
+import { scalarValues, valuesAtPath } from '../json/values.js';
 
 export const DEFAULT_INDEX_NAMES = [
   'metadata.name',
@@ -52,36 +53,6 @@ export const DEFAULT_INDEXES: CompiledIndex[] = [
 ];
 
 /** Converts an extracted value to index strings; arrays spread, objects/null are skipped. */
-function collect(value: unknown, out: string[]): void {
-  if (value === undefined || value === null) return;
-  if (Array.isArray(value)) {
-    for (const v of value) collect(v, out);
-    return;
-  }
-  if (typeof value === 'string') out.push(value);
-  else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') out.push(String(value));
-}
-
-/** Walks a dotted path; arrays met on the way fan out (multi-valued index). */
-export function valuesAtPath(obj: unknown, path: string[]): string[] {
-  let current: unknown[] = [obj];
-  for (const seg of path) {
-    const next: unknown[] = [];
-    for (const c of current) {
-      const items = Array.isArray(c) ? c : [c];
-      for (const item of items) {
-        if (item !== null && typeof item === 'object' && !Array.isArray(item) && seg in item) {
-          next.push((item as Record<string, unknown>)[seg]);
-        }
-      }
-    }
-    current = next;
-  }
-  const out: string[] = [];
-  for (const c of current) collect(c, out);
-  return out;
-}
-
 const dedupe = (values: string[]): string[] => (values.length < 2 ? values : [...new Set(values)]);
 
 export class IndexSpecError extends Error {}
@@ -113,7 +84,7 @@ function unwrapArrays(root: Schema, node: Schema | undefined): Schema | undefine
 }
 
 /**
- * Whether a path leads, in the model's JSON Schema, to an `integer` or `number` field (CONTRACT §7:
+ * Whether a path leads, in the model's JSON Schema, to an `integer` or `number` field (docs/API.md §7:
  * such an index sorts numerically and its field selector compares numbers).
  */
 export function isNumericPath(schema: Schema | undefined, segs: string[]): boolean {
@@ -154,6 +125,7 @@ export function compileIndexes(specs: IndexSpec[] | undefined, where: string, sc
     let values: (o: ApiObject) => string[];
     let source: string;
     let numeric = false;
+    let path: string | undefined;
     if (hasPath) {
       if (typeof spec.path !== 'string' || !PATH.test(spec.path)) {
         throw new IndexSpecError(`${at}: path must be a dotted field path, e.g. spec.slug`);
@@ -162,12 +134,13 @@ export function compileIndexes(specs: IndexSpec[] | undefined, where: string, sc
       values = (o) => dedupe(valuesAtPath(o, segs));
       numeric = isNumericPath(schema, segs);
       source = `path:${spec.path}`;
+      path = spec.path;
     } else {
       if (typeof spec.indexFunc !== 'function') throw new IndexSpecError(`${at}: indexFunc must be a function`);
       const fn = spec.indexFunc;
       values = (o) => {
         const out: string[] = [];
-        collect(fn(o), out);
+        scalarValues(fn(o), out);
         return dedupe(out);
       };
       source = `func:${fn.toString()}`;
@@ -180,6 +153,7 @@ export function compileIndexes(specs: IndexSpec[] | undefined, where: string, sc
       // The type is part of the fingerprint: a model whose index changes type is reindexed.
       fingerprint: `${source}|unique=${unique}|order=${order}${numeric ? '|type=number' : ''}`,
       values,
+      ...(path !== undefined && { path }),
       ...(numeric && { numeric }),
     });
   }

@@ -1,12 +1,12 @@
 /**
- * Metadata rules (CONTRACT §3): object names, generateName, label keys/values, annotations,
+ * Metadata rules (docs/API.md §3): object names, generateName, label keys/values, annotations,
  * finalizers. Each check returns field errors instead of throwing, so one response can list
  * every problem.
  */
 import { randomBytes } from 'node:crypto';
 import type { FieldError } from '../errors/index.js';
 import { LIMITS } from '../limits.js';
-import { isPlainObject } from './object.js';
+import { isPlainObject } from '../store/object.js';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 /** metadata.name: lowercase letters, digits and '-', alphanumeric at both ends. */
@@ -155,7 +155,7 @@ export function checkFinalizers(finalizers: unknown): FieldError[] {
   return errors;
 }
 
-/** Label keys a plugin bundle may use although they sit under svc.run (CONTRACT §3). */
+/** Label keys a plugin bundle may use although they sit under svc.run (docs/API.md §3). */
 export const PLATFORM_LABEL_KEYS = new Set([
   'svc.run/role-template',
   'svc.run/hidden',

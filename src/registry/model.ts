@@ -2,14 +2,14 @@
  * Model declarations (what a plugin writes) and registered models (what the rest of the
  * gateway uses). Compilation from one to the other: registry/compile.ts.
  */
-import type { ApiObject } from './object.js';
+import type { ApiObject } from '../store/object.js';
 import type { FieldError } from '../errors/index.js';
 import type { StorageModel } from '../store/types.js';
 
 /** A JSON Schema object (draft 2020-12 subset understood by ajv). */
 export type JSONSchema = Record<string, unknown>;
 
-/** IndexSpec (SPEC.md "Index declaration", CONTRACT §7). Exactly one of `path` / `indexFunc`. */
+/** IndexSpec (docs/API.md §7). Exactly one of `path` / `indexFunc`. */
 export interface IndexSpec {
   name: string;
   /** Dotted path into the object, e.g. `spec.slug`. A path that reaches an array is multi-valued. */
@@ -41,7 +41,9 @@ export interface CompiledIndex {
   builtin: boolean;
   /** How values are derived; stable text used to detect changed definitions. */
   fingerprint: string;
-  /** A path index over an `integer`/`number` field: sorts and compares as numbers (CONTRACT §7). */
+  /** A path index's dotted field path (absent for indexFunc and default indexes). */
+  path?: string;
+  /** A path index over an `integer`/`number` field: sorts and compares as numbers (docs/API.md §7). */
   numeric?: boolean;
   values(obj: ApiObject): string[];
 }

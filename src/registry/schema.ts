@@ -18,7 +18,7 @@ const BASE_PROPERTIES: Record<string, JSONSchema> = {
 
 /**
  * The root schema of a model's objects. Only `properties.spec`, `properties.status`, `required`
- * and `$defs` are taken from the declaration (CONTRACT §7); `extraTopLevel` lets platform kinds
+ * and `$defs` are taken from the declaration (docs/API.md §7); `extraTopLevel` lets platform kinds
  * (Role.rules, RoleBinding.subjects…) add more top-level fields.
  */
 export function buildRootSchema(declared: JSONSchema | undefined, extraTopLevel: string[] = []): JSONSchema {

@@ -6,7 +6,7 @@
 import { BadRequest, Invalid, type FieldError } from '../errors/index.js';
 import { LIMITS } from '../limits.js';
 import type { Model } from './model.js';
-import { isPlainObject, type ApiObject, type ObjectMeta } from './object.js';
+import { isPlainObject, type ApiObject, type ObjectMeta } from '../store/object.js';
 import {
   checkAnnotations,
   checkFinalizers,
@@ -152,10 +152,6 @@ export function prepareForDelete(old: ApiObject): ApiObject {
     metadata: { ...old.metadata, deletionTimestamp: now(), version: (old.metadata.version ?? 0) + 1 },
   };
 }
-
-/** True when a deleting object has no finalizers left and must be removed. */
-export const readyToRemove = (obj: ApiObject): boolean =>
-  !!obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0;
 
 /** PUT on an object or its status: the body's metadata.name must equal the path's (400); a missing one is filled. */
 export function matchName(body: unknown, name: string): Record<string, unknown> & { metadata: Record<string, unknown> } {

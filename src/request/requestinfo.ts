@@ -10,7 +10,7 @@
  * deletecollection (without). A nameless sub-resource create uses "-" as the name.
  * Anything else is a non-resource request whose verb is the lowercase method.
  *
- * Paths are taken as written (CONTRACT §4): `parseTarget` splits the raw request target without
+ * Paths are taken as written (docs/API.md §4): `parseTarget` splits the raw request target without
  * the dot-segment removal and percent-decoding that WHATWG `URL` applies, and a path with an empty
  * segment (trailing or doubled slash), or a `.` or `..` segment (percent-encoded or not), is
  * `malformed`: never a collection, an object or a route. Normalising first turned

@@ -12,7 +12,7 @@ import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
 import type { Registry } from '../registry/registry.js';
 import { COLLECTION_GET_PARAMS, DELETECOLLECTION_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import { readJson, readPatch } from './body.js';
-import { sendJson } from './problem.js';
+import { sendJson } from '../errors/http.js';
 import { streamWatch } from './watch-stream.js';
 
 /** List parameters from a query string; repeated parameters are kept. */

@@ -1,5 +1,5 @@
 /**
- * Numeric indexes (CONTRACT §7; IndexDescriptor.numeric): shared by both adapters.
+ * Numeric indexes (docs/API.md §7; IndexDescriptor.numeric): shared by both adapters.
  *
  * Index values and requirement values travel as strings. For a numeric index both are brought
  * to one canonical text (`"07"`, `"7.0"`, `"7"` → `"7"`), so equality (field selectors, unique

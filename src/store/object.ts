@@ -1,4 +1,4 @@
-/** The shape every stored object has (SPEC.md "Custom model"). `spec`/`status` are model-defined. */
+/** The shape every stored object has (docs/API.md §3). `spec`/`status` are model-defined. */
 export interface ObjectMeta {
   name: string;
   generateName?: string;
@@ -21,8 +21,6 @@ export interface ApiObject {
   status?: unknown;
   [extra: string]: unknown;
 }
-
-export const deepClone = <T>(v: T): T => structuredClone(v);
 
 /** A JSON object (not null, not an array). */
 export const isPlainObject = (v: unknown): v is Record<string, unknown> =>

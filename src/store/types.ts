@@ -21,7 +21,13 @@ export interface IndexDescriptor {
    */
   fingerprint: string;
   /**
-   * Values are numbers (a path index over an `integer`/`number` field, CONTRACT §7): the store
+   * The dotted field path an index over a field reads (e.g. `spec.slug`; arrays on the way fan
+   * out, as in json/values.ts `valuesAtPath`). Absent for computed indexes (indexFunc) and the
+   * defaults. A store may compute such an index's values itself, or read the field natively.
+   */
+  path?: string;
+  /**
+   * Values are numbers (a path index over an `integer`/`number` field, docs/API.md §7): the store
    * sorts them numerically and compares requirement values as numbers (`"07"` finds 7). Values
    * and requirement values are still passed as strings; one that is not a number stays text
    * (and sorts after every number). Changing it changes the fingerprint (a rebuild).

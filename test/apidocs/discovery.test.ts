@@ -1,5 +1,5 @@
 /**
- * Discovery and the OpenAPI index on a real gateway, both stores (CONTRACT §8): the shapes of
+ * Discovery and the OpenAPI index on a real gateway, both stores (docs/API.md §8): the shapes of
  * /apis, /apis/{g}, /apis/{g}/{v} and /api/v1alpha1; each lists only what the caller may get or
  * list (a user with a role on one model sees only that model, and no status it may not read);
  * anonymous callers need a rule; the documents change as soon as a plugin stops or starts.

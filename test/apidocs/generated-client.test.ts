@@ -1,5 +1,5 @@
 /**
- * A client generated from the served document works unchanged (CONTRACT §8), on both stores:
+ * A client generated from the served document works unchanged (docs/API.md §8), on both stores:
  * openapi-typescript turns /openapi.json into types at test time, a small openapi-fetch program
  * is typechecked against them with tsc (strict; one `@ts-expect-error` proves the model types
  * are real), then the same program drives CRUD against the gateway: create, list with

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI documents on a real gateway (CONTRACT §8): every document of the /openapi/v3
+ * The OpenAPI documents on a real gateway (docs/API.md §8): every document of the /openapi/v3
  * index and /openapi.json is valid OpenAPI 3.1 (@seriousme/openapi-schema-validator, which
  * also resolves every $ref); one operationId per operation; list parameters; typed bodies from
  * the model's JSON Schema (its $defs and recursive `$ref: '#'` rewritten into

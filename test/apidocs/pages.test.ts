@@ -1,5 +1,5 @@
 /**
- * The HTML pages work offline (CONTRACT §8): the landing page `/`, the API reference `/docs`
+ * The HTML pages work offline (docs/API.md §8): the landing page `/`, the API reference `/docs`
  * and GraphiQL (`GET /graphql` with Accept: text/html). Each page is fetched, its script and
  * stylesheet URLs parsed out, and every one must be same-origin and answer 200 with the right
  * content type; GraphiQL's Monaco workers too. Every page sends a strict Content-Security-Policy

@@ -8,7 +8,7 @@ import { createAuthenticator } from '../../src/auth/authenticate.js';
 import { SecurityGeneration } from '../../src/auth/generation.js';
 import { LoginLimiter } from '../../src/auth/login-limiter.js';
 import { hashPassword } from '../../src/auth/password.js';
-import type { ApiObject } from '../../src/registry/object.js';
+import type { ApiObject } from '../../src/store/object.js';
 
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 

@@ -1,5 +1,5 @@
 /**
- * Identity (CONTRACT §2, issue 8 "Identity"), on both stores: users with a write-only password,
+ * Identity (docs/API.md §2, issue 8 "Identity"), on both stores: users with a write-only password,
  * the first administrator, Basic and Bearer authentication, personal access tokens.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -177,7 +177,7 @@ describe('the first administrator', () => {
       expect(perms.body.roles).toContain('super-role');
       await gw.close();
 
-      // Not changed yet: shown again (CONTRACT §10), but not generated anew.
+      // Not changed yet: shown again (docs/API.md §10), but not generated anew.
       gw = await startGateway(config);
       expect(gw.generatedPassword).toBe(false);
       expect(gw.adminPassword).toBe(generated);

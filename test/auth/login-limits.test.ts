@@ -1,4 +1,4 @@
-/** Failed-login limits (CONTRACT §2): per username and address, and per address; 429 + Retry-After. */
+/** Failed-login limits (docs/API.md §2): per username and address, and per address; 429 + Retry-After. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LOGIN_LIMITS, LoginLimiter } from '../../src/auth/login-limiter.js';
 import { TooManyRequests } from '../../src/errors/index.js';

@@ -1,5 +1,5 @@
 /**
- * The browser-facing API (CONTRACT §9, §10 "Browsers"): CORS from SVC_CORS_ORIGINS, a token
+ * The browser-facing API (docs/API.md §9, §10 "Browsers"): CORS from SVC_CORS_ORIGINS, a token
  * carried as a WebSocket sub-protocol (REST watch and graphql-ws), 401 without a challenge for
  * XMLHttpRequest callers, and the console's built-in role templates and UI permissions.
  */

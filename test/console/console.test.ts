@@ -1,5 +1,5 @@
 /**
- * The console at /console/ in real Chromium (CONTRACT §9), on both stores: sign-in (password,
+ * The console at /console/ in real Chromium (docs/API.md §9), on both stores: sign-in (password,
  * token, wrong credentials), the menu and the permission wrapper for users with different roles,
  * the route guard, the form generated from a model's JSON Schema (with a 422), the live list,
  * and the roles, users and plugins pages. Also the console's files (public, strict CSP).

@@ -1,4 +1,4 @@
-/** `spec.console.routes` in plugin.yaml (CONTRACT §9): accepted shape, defaults and refusals. */
+/** `spec.console.routes` in plugin.yaml (docs/API.md §9): accepted shape, defaults and refusals. */
 import { describe, expect, it } from 'vitest';
 import { parseManifest } from '../../src/plugins/manifest.js';
 

@@ -1,5 +1,5 @@
 /**
- * Contract audit (CONTRACT §4 unknown parameters and status codes, §8–§10 browsers and
+ * Contract audit (docs/API.md §4 unknown parameters and status codes, §8–§10 browsers and
  * operations): behaviour the black-box reading of the contract expects, found missing and fixed.
  * These routes do not touch the store's query paths, so the embedded store is enough here.
  */

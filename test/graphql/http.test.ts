@@ -1,5 +1,5 @@
 /**
- * GraphQL over HTTP against a real gateway (CONTRACT §5): CRUD through the shared operations,
+ * GraphQL over HTTP against a real gateway (docs/API.md §5): CRUD through the shared operations,
  * lists with selectors and paging, error codes, @auth, `me`, limits and masking.
  */
 import { describe, expect, it } from 'vitest';

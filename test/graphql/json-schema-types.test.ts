@@ -1,5 +1,5 @@
 /**
- * JSON Schema → GraphQL types (CONTRACT §5): objects, enums, scalars, lists, recursion via
+ * JSON Schema → GraphQL types (docs/API.md §5): objects, enums, scalars, lists, recursion via
  * $ref, free-form maps, and the mapping of sanitised property names in both directions.
  */
 import { describe, expect, it } from 'vitest';

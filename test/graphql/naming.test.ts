@@ -1,5 +1,5 @@
 /**
- * GraphQL naming (CONTRACT §5): names derive from (group, version, kind) alone; two models
+ * GraphQL naming (docs/API.md §5): names derive from (group, version, kind) alone; two models
  * that would share a name are refused with a clear error.
  */
 import { describe, expect, it } from 'vitest';

@@ -82,7 +82,7 @@ describe.each(STORES)('client-controlled limits (%s)', (kind) => {
       expect(after.body).toEqual(before.body);
     });
 
-    it('GraphQL variables nested deeper than the limit are BAD_REQUEST (fast path and yoga)', async () => {
+    it('GraphQL variables nested deeper than the limit are BAD_REQUEST (POST door and yoga)', async () => {
       const query = 'mutation($p: JSON!) { peopleExampleCom_v1alpha1_patchPerson(name: "base", patch: $p) { metadata { name } } }';
       const body = `{"query":${JSON.stringify(query)},"variables":{"p":{"spec":{"x":${deepValue(5000)}}}}}`;
       for (const accept of ['application/json', 'text/event-stream']) {

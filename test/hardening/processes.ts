@@ -5,25 +5,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ensureFerretdb } from '../../scripts/ferretdb.js';
+import { ensureFerretdb, freePort } from '../../scripts/ferretdb.js';
+
+export { freePort };
 import { ADMIN } from '../helpers/gateway.js';
 import { auditChildOutput } from '../setup/secret-audit.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.on('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => res(port));
-    });
-  });
-}
 
 const exited = (child: ChildProcess) =>
   child.exitCode !== null || child.signalCode !== null

@@ -25,7 +25,7 @@ async function post(url: string, path: string, body: unknown): Promise<number> {
   return r.status;
 }
 
-/** A unique value claimed by a create the killed gateway never completed is free by then (CONTRACT §11). */
+/** A unique value claimed by a create the killed gateway never completed is free by then (docs/API.md §11). */
 const FREE_WITHIN_MS = 10_000;
 
 describe.each(STORES)('read-modify-write (%s)', (kind) => {
@@ -150,7 +150,7 @@ describe.each(STORES)('kill -9 of the gateway while 20 clients create (%s)', (ki
     for (let k = 0; k < acknowledged.length; k += 10) await Promise.all(acknowledged.slice(k, k + 10).map(check));
     // In-doubt creates either happened completely or not at all, and their value is free when not.
     // A claim left by the killed writer is repaired by the next writer once the writer's lease
-    // shows it gone (store/mongo/claims.ts): within 10 s of the restart (CONTRACT §11), not
+    // shows it gone (store/mongo/claims.ts): within 10 s of the restart (docs/API.md §11), not
     // after the 30 s claim grace.
     let doubtStored = 0;
     const waited: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * The request pipeline (CONTRACT §6 "Order of the checks"): authentication → request attributes
+ * The request pipeline (docs/API.md §6 "Order of the checks"): authentication → request attributes
  * → authorization → route. Callers without the right get 401/403 whatever the body or the path;
  * only allowed callers learn about 400, 404, 405 and 415.
  */

@@ -1,5 +1,5 @@
 /**
- * A generated first-admin password is never lost (CONTRACT §10), on both stores: announced
+ * A generated first-admin password is never lost (docs/API.md §10), on both stores: announced
  * during a start that then fails (the port is taken), announced again at every start until it is
  * changed, never served by any API, and forgotten once SVC_ADMIN_PASSWORD replaces it. The
  * printing itself is tested on the real process (./process.test.ts).
@@ -17,20 +17,23 @@ import { basicAuth, call, freshMongoUrl, STORES } from '../helpers/gateway.js';
 const PERMISSIONS = '/apis/api.console.svc.run/v1alpha1/users/-/permissions';
 
 describe.each(STORES)('the generated administrator password (%s)', (kind) => {
+  /** A gateway configuration on `port` with its own data dir (and its own MongoDB database). */
+  const configFor = (port: number, dataDir: string): Config => ({
+    port,
+    host: '127.0.0.1',
+    dataDir,
+    mongodbUrl: kind === 'mongodb' ? freshMongoUrl() : undefined,
+    pluginsDir: join(import.meta.dirname, '../../plugins'),
+    adminUsername: 'boss',
+    logLevel: 'silent',
+  });
+
   it('survives a failed start, is shown until changed, and is never served', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'svc-pw-'));
     const held = createServer();
     await new Promise<void>((r) => held.listen(0, '127.0.0.1', () => r()));
     const heldPort = (held.address() as { port: number }).port;
-    const config: Config = {
-      port: heldPort,
-      host: '127.0.0.1',
-      dataDir,
-      mongodbUrl: kind === 'mongodb' ? freshMongoUrl() : undefined,
-      pluginsDir: join(import.meta.dirname, '../../plugins'),
-      adminUsername: 'boss',
-      logLevel: 'silent',
-    };
+    const config = configFor(heldPort, dataDir);
     const announced: Array<[string, string, boolean]> = [];
     const options = { logger: auditLogger(), onAdminPassword: (u: string, p: string, now: boolean) => void announced.push([u, p, now]) };
     try {
@@ -76,15 +79,7 @@ describe.each(STORES)('the generated administrator password (%s)', (kind) => {
 
   it('is forgotten once SVC_ADMIN_PASSWORD sets the password', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'svc-pw-'));
-    const config: Config = {
-      port: 0,
-      host: '127.0.0.1',
-      dataDir,
-      mongodbUrl: kind === 'mongodb' ? freshMongoUrl() : undefined,
-      pluginsDir: join(import.meta.dirname, '../../plugins'),
-      adminUsername: 'boss',
-      logLevel: 'silent',
-    };
+    const config = configFor(0, dataDir);
     const announced: string[] = [];
     const options = { logger: auditLogger(), onAdminPassword: (_u: string, p: string) => void announced.push(p) };
     try {

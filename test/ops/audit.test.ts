@@ -1,5 +1,5 @@
 /**
- * The audit log (CONTRACT §10): SVC_AUDIT_LOG gets one JSON line per write and per denied
+ * The audit log (docs/API.md §10): SVC_AUDIT_LOG gets one JSON line per write and per denied
  * request, at ResponseComplete, through REST, GraphQL, watches and custom routes, with exactly
  * the contract's fields and no body or secret; SVC_AUDIT_POLICY level None suppresses lines.
  */

@@ -1,5 +1,5 @@
 /**
- * Configuration (CONTRACT §1, §10 "Command line"): flags win over variables, every bad flag or
+ * Configuration (docs/API.md §1, §10 "Command line"): flags win over variables, every bad flag or
  * value is a ConfigError with one line, --help lists every option, store addresses never carry
  * credentials. The process-level exit codes are in ./process.test.ts.
  */

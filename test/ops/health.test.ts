@@ -1,5 +1,5 @@
 /**
- * /livez and /readyz (CONTRACT §10): public, 200 while serving / when ready, 503 problem+json
+ * /livez and /readyz (docs/API.md §10): public, 200 while serving / when ready, 503 problem+json
  * naming the reasons when an enabled plugin has not started or the store does not answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

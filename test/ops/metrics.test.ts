@@ -1,5 +1,5 @@
 /**
- * GET /metrics (CONTRACT §10): RBAC as the non-resource URL /metrics, the named metrics with
+ * GET /metrics (docs/API.md §10): RBAC as the non-resource URL /metrics, the named metrics with
  * their labels, one registry per gateway, and bounded labels (no object names, no raw paths,
  * capped GraphQL operation names).
  */
@@ -68,10 +68,10 @@ describe.each(STORES)('/metrics (%s)', (kind) => {
     expect(await register.getMetricsAsJSON()).toEqual([]);
   });
 
-  it('counts GraphQL operations by type, name and code (fast path, yoga and errors)', async () => {
+  it('counts GraphQL operations by type, name and code (POST door, yoga and errors)', async () => {
     const q = await call(gw, 'POST', '/graphql', { query: 'query CountMe { __typename }' });
     expect(q.status).toBe(200);
-    // GET is served by yoga, not the fast path.
+    // GET is served by yoga's handler, not the POST door.
     expect((await call(gw, 'GET', `/graphql?query=${encodeURIComponent('query CountMeToo { __typename }')}`)).status).toBe(200);
     const plain = await createUser(gw, 'plain-graphql');
     const denied = await call(gw, 'POST', '/graphql', { query: 'mutation Sneaky { __typename }' }, { authorization: plain });

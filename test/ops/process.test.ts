@@ -1,5 +1,5 @@
 /**
- * The real process (CONTRACT §1, §10): `node dist/cli.js` as a supervisor runs it, and `npm start`
+ * The real process (docs/API.md §1, §10): `node dist/cli.js` as a supervisor runs it, and `npm start`
  * once. Exit codes and the one-line messages of the command line, a failed start (port in use,
  * MongoDB unreachable), the first administrator's password across a failed start, and SIGTERM
  * with open watches and a request in flight, a second signal, and npm's forwarding.

@@ -1,5 +1,5 @@
 /**
- * The request log (CONTRACT §10): one pino line per request at info with method, path (never the
+ * The request log (docs/API.md §10): one pino line per request at info with method, path (never the
  * query string), status, duration (ms) and username; readable lines on a terminal.
  */
 import { pino } from 'pino';

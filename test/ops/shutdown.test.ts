@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown (CONTRACT §10 "Shutdown"), in process on both stores: `Gateway.shutdown()`
+ * Graceful shutdown (docs/API.md §10 "Shutdown"), in process on both stores: `Gateway.shutdown()`
  * stops accepting, ends every kind of watch with its own clean end (REST WebSocket close 1001
  * "server shutting down", the ndjson stream's end, graphql-ws `complete`), lets a request in
  * flight finish, and cuts one that outlives the grace period. The signals that call it are

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces (CONTRACT §10, issue 22 item 6) through a real OTLP/HTTP receiver: a
+ * OpenTelemetry traces (docs/API.md §10, issue 22 item 6) through a real OTLP/HTTP receiver: a
  * node http server on loopback that records what the gateway's exporter posts. A REST request
  * and a GraphQL request carrying the same W3C `traceparent` yield spans of that trace: the HTTP
  * SERVER spans (children of the incoming span), the GraphQL operation span and store CLIENT

@@ -1,4 +1,4 @@
-/** Rule matching, CONTRACT §6: every rule form, matching and not. */
+/** Rule matching, docs/API.md §6: every rule form, matching and not. */
 import { describe, expect, it } from 'vitest';
 import { grantedNames, nonResourceURLMatches, ruleAllows, type MatchRequest, type PolicyRule } from '../../src/rbac/match.js';
 

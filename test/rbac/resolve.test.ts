@@ -1,7 +1,7 @@
-/** Role resolution (CONTRACT §6 "A user's roles"): bindings, anonymous, authenticated, dependencies, aggregation, cycles. */
+/** Role resolution (docs/API.md §6 "A user's roles"): bindings, anonymous, authenticated, dependencies, aggregation, cycles. */
 import { describe, expect, it } from 'vitest';
-import { userCaller, ANONYMOUS } from '../../src/auth/identity.js';
-import type { ApiObject } from '../../src/registry/object.js';
+import { userCaller, ANONYMOUS } from '../../src/security/identity.js';
+import type { ApiObject } from '../../src/store/object.js';
 import { directRoles, resolveRoles, type RoleSource } from '../../src/rbac/resolve.js';
 
 const role = (name: string, opts: { deps?: string[]; aggregateTo?: string[]; ui?: string[]; verbs?: string[]; deleting?: boolean } = {}): ApiObject => ({

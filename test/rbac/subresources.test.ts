@@ -1,5 +1,5 @@
 /**
- * The `status` subresource and deletecollection are authorized on their own (CONTRACT §6), on
+ * The `status` subresource and deletecollection are authorized on their own (docs/API.md §6), on
  * REST and GraphQL, both stores: the right on `persons` grants neither `persons/status` nor
  * `deletecollection`; a denied request changes nothing; `*\/status` and resourceNames work on
  * status; a resourceNames rule never grants deletecollection.

@@ -1,5 +1,5 @@
 /**
- * Numeric indexes over REST (CONTRACT §7), both stores: an index over an `integer`/`number` path
+ * Numeric indexes over REST (docs/API.md §7), both stores: an index over an `integer`/`number` path
  * sorts numerically and its field selector compares numbers; when a new plugin version gives
  * the path a numeric type, the stored objects are reindexed on start.
  */

@@ -1,5 +1,5 @@
 /**
- * CONTRACT §4: paths are taken as written. An empty, `.` or `..` segment (percent-encoded or
+ * docs/API.md §4: paths are taken as written. An empty, `.` or `..` segment (percent-encoded or
  * not, trailing slash included) is never a collection or an object: 400 or 404, nothing changed.
  * Requests are sent with node:http so the path reaches the server exactly as written (fetch and
  * WebSocket clients would normalise it first, as `curl --path-as-is` does not).

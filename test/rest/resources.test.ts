@@ -1,5 +1,5 @@
 /**
- * The generated REST API over a real server, on both stores (CONTRACT §3, §4).
+ * The generated REST API over a real server, on both stores (docs/API.md §3, §4).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';

@@ -1,5 +1,5 @@
 /**
- * Every selector form of CONTRACT §4, over HTTP, on both stores, against a dataset where each
+ * Every selector form of docs/API.md §4, over HTTP, on both stores, against a dataset where each
  * answer is known. Field selectors use the crm plugin's indexes (spec.email unique, spec.tags
  * multi-valued).
  */

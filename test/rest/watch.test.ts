@@ -1,28 +1,16 @@
 /**
- * REST watch over WebSocket on a collection path (CONTRACT §4), embedded store. The change feed
+ * REST watch over WebSocket on a collection path (docs/API.md §4), embedded store. The change feed
  * is per process for now; cross-process watch is the watch issue's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { adminAuth, call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { openWatch, PERSONS } from '../watch/helpers.js';
 
-const PERSONS = '/apis/people.example.com/v1alpha1/persons';
-
+/** A WebSocket watch on persons; `until(n)` waits for n events (about 2 s at most) and returns them. */
 function open(gw: TestGateway, query = '') {
-  const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}${PERSONS}${query}`, { headers: { authorization: adminAuth } });
-  const events: any[] = [];
-  ws.on('message', (data) => events.push(JSON.parse(String(data))));
-  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
-  const opened = new Promise<void>((resolve, reject) => {
-    ws.on('open', () => resolve());
-    ws.on('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
-    ws.on('error', reject);
-  });
-  const until = async (n: number) => {
-    for (let i = 0; i < 200 && events.length < n; i++) await new Promise((r) => setTimeout(r, 10));
-    return events;
-  };
-  return { ws, events, opened, closed, until };
+  const w = openWatch(gw, query);
+  return { ...w, until: (n: number) => w.until((events) => events.length >= n, `${n} events`, 2_000).catch(() => w.events) };
 }
 
 describe('REST watch over WebSocket', () => {

@@ -26,7 +26,7 @@ import type {
   StoreListResult,
   StoreQuery,
 } from '../../src/store/types.js';
-import type { ApiObject } from '../../src/registry/object.js';
+import type { ApiObject } from '../../src/store/object.js';
 
 export interface StoreHarness {
   store: Store;
@@ -60,7 +60,8 @@ export const ix = (
   values: (o: ApiObject) => string[],
   opts: Partial<Omit<IndexDescriptor, 'name'>> = {},
 ): IndexDef => ({
-  d: { name, unique: false, order: 'ASC', fingerprint: `path:${name}`, ...opts },
+  // A path index unless the options give a computed (func:) fingerprint without a path.
+  d: { name, unique: false, order: 'ASC', fingerprint: `path:${name}`, path: name, ...opts },
   values,
 });
 
@@ -77,11 +78,12 @@ export const BASE: IndexDef[] = [
 ];
 
 export const SIZE = ix('spec.size', (o) => (spec(o).size === undefined ? [] : [String(spec(o).size)]));
-/** spec.size over a field whose schema type is number (CONTRACT §7): sorts and compares numbers. */
+/** spec.size over a field whose schema type is number (docs/API.md §7): sorts and compares numbers. */
 export const SIZE_NUMERIC = ix('spec.size', SIZE.values, { fingerprint: 'path:spec.size|type=number', numeric: true });
 /** Same index name as spec.color, different derivation (and so a different fingerprint). */
 const COLOR_UPPER = ix('spec.color', (o) => one(spec(o).color?.toUpperCase()), {
   fingerprint: 'func:upper(spec.color)',
+  path: undefined,
 });
 
 const newKey = () => `test.example.com/v1/widgets-${randomBytes(5).toString('hex')}`;
@@ -727,7 +729,7 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
           const o = await old.create(widget(`rb-${String(i).padStart(4, '0')}`, { size: i % 5, color: i % 2 ? 'red' : 'blue', tags: [serialOf(i, 0)] }));
           live.set(o.metadata.name, o);
         }
-        const SERIAL = ix('spec.serial', (o) => (spec(o).tags ?? []).map((c) => `#${c}`), { unique: true, fingerprint: 'func:serial' });
+        const SERIAL = ix('spec.serial', (o) => (spec(o).tags ?? []).map((c) => `#${c}`), { unique: true, fingerprint: 'func:serial', path: undefined });
         const defs = [...BASE.map((x) => (x.d.name === 'spec.color' ? COLOR_UPPER : x)), SIZE, SERIAL];
         const next = makeModel(defs, key);
 

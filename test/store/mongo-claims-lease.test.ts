@@ -1,6 +1,6 @@
 /**
  * A unique value claimed by a create that never completed because its gateway was killed is
- * free again as soon as that gateway's feed lease shows it gone (CONTRACT §11: within 10 s of
+ * free again as soon as that gateway's feed lease shows it gone (docs/API.md §11: within 10 s of
  * the restart), not after the 30 s claim grace (store/mongo/claims.ts). The end-to-end kill -9
  * run is in test/hardening/races.test.ts; a restart there can take longer than the grace on a
  * busy machine, so here the claims of a killed writer are laid down directly: recent (well

@@ -1,5 +1,5 @@
 /**
- * The MongoDB document layout (CONTRACT §11) as the database's own tools see it, and the
+ * The MongoDB document layout (docs/API.md §11) as the database's own tools see it, and the
  * in-place upgrade of a database written by the previous layout (JSON text in `o`,
  * test/store/fixtures/layout-v1.ts): nothing lost, duplicated or changed, unique values and
  * watch positions kept, resumable after a kill halfway, two gateways at once.
@@ -125,7 +125,7 @@ describe('mongodb layout', () => {
     expect(raw!._svc.j).toBeUndefined();
     expect((await coll.findOne({ _id: 'w-odd' as never }))!._svc.t).toEqual({ c: '2024-01-01T00:00:00Z' });
 
-    // The query of CONTRACT §11 returns exactly the matching objects.
+    // The query of docs/API.md §11 returns exactly the matching objects.
     const older = await coll.find({ 'spec.age': { $gt: 30 } }).sort({ _id: 1 }).toArray();
     expect(older.map((d) => d._id)).toEqual(['w-odd', 'w-old', 'w-older']);
     // (FerretDB 1.24 matches neither $elemMatch nor a whole pair inside an array; dotted paths into it work.)

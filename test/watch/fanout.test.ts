@@ -7,8 +7,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { configureWatch } from '../../src/operations/index.js';
-import type { Attributes, Authorizer } from '../../src/rbac/authorizer.js';
-import { allowAll } from '../../src/rbac/authorizer.js';
+import type { Attributes, Authorizer } from '../../src/security/authorizer.js';
+import { allowAll } from '../../src/security/authorizer.js';
 import { adminAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
 import { MERGE, openWatch, person, PERSONS, sleep, write, type Watcher } from './helpers.js';
 

@@ -17,7 +17,7 @@ export type Scalars = {
   JSON: { input: unknown; output: unknown; }
 };
 
-/** Metadata every object carries (CONTRACT §3). */
+/** Metadata every object carries (docs/API.md §3). */
 export type ObjectMeta = {
   __typename?: 'ObjectMeta';
   /** Unique name of the object within its model. */
@@ -239,7 +239,7 @@ export type CoreV1alpha1RoleRulesItem = {
   verbs?: Maybe<Array<Scalars['String']['output']>>;
 };
 
-/** One page of a list (CONTRACT §4 ListResult). */
+/** One page of a list (a ListResult, docs/API.md §4). */
 export type CoreV1alpha1RoleList = {
   __typename?: 'CoreV1alpha1RoleList';
   /** 1-based page number (1 when size was omitted). */
@@ -290,7 +290,7 @@ export type CoreV1alpha1RoleBindingSubjectsItem = {
 export type CoreV1alpha1RoleBindingSubjectsItemKind =
   | 'User';
 
-/** One page of a list (CONTRACT §4 ListResult). */
+/** One page of a list (a ListResult, docs/API.md §4). */
 export type CoreV1alpha1RoleBindingList = {
   __typename?: 'CoreV1alpha1RoleBindingList';
   /** 1-based page number (1 when size was omitted). */
@@ -326,7 +326,7 @@ export type CoreV1alpha1UserSpec = {
   disabled?: Maybe<Scalars['Boolean']['output']>;
 };
 
-/** One page of a list (CONTRACT §4 ListResult). */
+/** One page of a list (a ListResult, docs/API.md §4). */
 export type CoreV1alpha1UserList = {
   __typename?: 'CoreV1alpha1UserList';
   /** 1-based page number (1 when size was omitted). */
@@ -367,7 +367,7 @@ export type ContentSvcRunV1alpha1PostSpec = {
   publishTime?: Maybe<Scalars['String']['output']>;
 };
 
-/** One page of a list (CONTRACT §4 ListResult). */
+/** One page of a list (a ListResult, docs/API.md §4). */
 export type ContentSvcRunV1alpha1PostList = {
   __typename?: 'ContentSvcRunV1alpha1PostList';
   /** 1-based page number (1 when size was omitted). */
@@ -403,7 +403,7 @@ export type CrmExampleNetV1PersonSpec = {
   tags?: Maybe<Array<Scalars['String']['output']>>;
 };
 
-/** One page of a list (CONTRACT §4 ListResult). */
+/** One page of a list (a ListResult, docs/API.md §4). */
 export type CrmExampleNetV1PersonList = {
   __typename?: 'CrmExampleNetV1PersonList';
   /** 1-based page number (1 when size was omitted). */
@@ -456,7 +456,7 @@ export type PeopleExampleComV1alpha1PersonStatus = {
   phase?: Maybe<Scalars['String']['output']>;
 };
 
-/** One page of a list (CONTRACT §4 ListResult). */
+/** One page of a list (a ListResult, docs/API.md §4). */
 export type PeopleExampleComV1alpha1PersonList = {
   __typename?: 'PeopleExampleComV1alpha1PersonList';
   /** 1-based page number (1 when size was omitted). */
@@ -526,7 +526,7 @@ export type PluginSvcRunV1alpha1PluginStatusIndexesItem = {
   processed?: Maybe<Scalars['Int']['output']>;
 };
 
-/** One page of a list (CONTRACT §4 ListResult). */
+/** One page of a list (a ListResult, docs/API.md §4). */
 export type PluginSvcRunV1alpha1PluginList = {
   __typename?: 'PluginSvcRunV1alpha1PluginList';
   /** 1-based page number (1 when size was omitted). */

@@ -10,7 +10,7 @@
  * atomic there. So each write first inserts a marker `["#write", name, incarnation, v]` into the
  * model's claims collection: one writer per (object, version) gets it.
  *
- * Why this holds, also when a write the client gave up on reaches the server later (issue 20:
+ * Why this holds, also when a write the client gave up on reaches the server later (
  * under load, writes abandoned at the store deadline landed seconds later and 3 of 1,000
  * acknowledged increments were lost):
  *  1. The object write itself carries the version and incarnation in its filter, on FerretDB

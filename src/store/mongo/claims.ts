@@ -24,7 +24,7 @@
  * claim is older than GRACE_MS (a write in progress finishes well within it), or at once when its
  * claiming process is gone: each claim names its writer (`w`), whose feed lease (feed.ts) is
  * fresh from before it claims until its write is settled, so a lease that stopped moving for
- * LEASE_DEAD_MS means a killed process whose write never completes (issue 20: such values
+ * LEASE_DEAD_MS means a killed process whose write never completes (such values
  * stayed blocked for GRACE_MS after a restart). Deletions are
  * conditional on `t`, so a claim that was refreshed meanwhile is never removed.
  *

@@ -1,5 +1,5 @@
 /**
- * How one object is stored in its model's collection (layout 2, CONTRACT §11): a native BSON
+ * How one object is stored in its model's collection (layout 2, docs/API.md §11): a native BSON
  * document that `mongosh`, aggregation pipelines and BI tools read as they are.
  *
  *   { _id: metadata.name,

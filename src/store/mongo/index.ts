@@ -22,9 +22,9 @@ import { casFilter, collectionNames, enc, fromDoc, SVC, toDoc, uniqueValues, typ
 import { guard, isDuplicateKey } from './errors.js';
 import { watchStalledWrites } from './stalled-writes.js';
 import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
-import { valuesAtPath } from '../../registry/indexes.js';
 import { runList, toFilter } from './query.js';
 import { canonicalWhere, numericIndexes } from '../numeric.js';
+import { valuesAtPath } from '../../json/values.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
 import { StoreError } from '../errors.js';
 import { FEED_META, FERRET_SEGMENT, FeedWriter, LEASE_STALE, MongoChangeLog, SEGMENT } from './feed.js';
@@ -248,10 +248,7 @@ const FOREIGN_REFRESH_MS = 2000;
 function withForeign(model: StorageModel, foreign: RecordedIndex[]): StorageModel {
   if (!foreign.length) return model;
   const names = new Set(foreign.map((r) => r.name));
-  const paths = foreign.flatMap((r) => {
-    const p = /^path:([^|]+)/.exec(r.fingerprint)?.[1];
-    return p ? [{ name: r.name, segs: p.split('.') }] : [];
-  });
+  const paths = foreign.flatMap((r) => (r.path ? [{ name: r.name, segs: r.path.split('.') }] : []));
   return {
     ...model,
     indexes: [
@@ -261,7 +258,8 @@ function withForeign(model: StorageModel, foreign: RecordedIndex[]): StorageMode
         unique: r.unique,
         order: r.order ?? 'ASC',
         fingerprint: r.fingerprint,
-        ...(r.fingerprint.includes('|type=number') && { numeric: true }),
+        ...(r.path !== undefined && { path: r.path }),
+        ...(r.numeric && { numeric: true }),
       })),
     ],
     indexValues(obj) {
@@ -360,7 +358,7 @@ class MongoModelStore implements ModelStore {
 
   /** Names of the newer declaration's indexes this process has no code for. */
   private cannotCompute(): Set<string> {
-    return new Set(this.foreign.filter((r) => !r.fingerprint.startsWith('path:')).map((r) => r.name));
+    return new Set(this.foreign.filter((r) => !r.path).map((r) => r.name));
   }
 
   /**

@@ -6,7 +6,7 @@
  *   `s:<index>`  { _svc.s.<enc>: dir, _id: 1 }    sort on the smallest value, name as tie-break
  * where dir is the declared order, except metadata.creationTimestamp which is always -1 so the
  * default list order (creationTimestamp desc, name asc) has an exactly matching index.
- * A path index (fingerprint `path:<path>|…`) over spec/status/any top-level field other than
+ * A path index (IndexDescriptor.path) over spec/status/any top-level field other than
  * metadata also gets `p:<index>` { <real path, keys escaped>: dir }, so queries of the
  * database's own tools on the native field (`find({'spec.age': {$gt: 30}})`) use an index.
  * metadata.creationTimestamp/deletionTimestamp get `p:` too (on the BSON dates).
@@ -34,6 +34,9 @@ export interface RecordedIndex {
   fingerprint: string;
   unique: boolean;
   order?: 'ASC' | 'DESC';
+  /** IndexDescriptor.path and .numeric (absent in records written before they existed). */
+  path?: string;
+  numeric?: boolean;
   /** Version of the declaration that made it (absent: unknown / platform). */
   version?: string;
 }
@@ -68,7 +71,7 @@ export const isNewer = (r: RecordedIndex, version: string | undefined): boolean 
 type Named = IndexDescription & { name: string };
 
 /** The MongoDB indexes a model needs on its object collection (besides `_id_`). */
-export function physicalIndexes(model: StorageModel, extra: Pick<IndexDescriptor, 'name' | 'order' | 'fingerprint'>[] = []): Named[] {
+export function physicalIndexes(model: StorageModel, extra: Pick<IndexDescriptor, 'name' | 'order' | 'path'>[] = []): Named[] {
   return [...secondaryIndexes(model), ...extra].flatMap((d) => {
     const dir = d.name === CREATION_INDEX || d.order === 'DESC' ? -1 : 1;
     const out: Named[] = [
@@ -85,11 +88,10 @@ export function physicalIndexes(model: StorageModel, extra: Pick<IndexDescriptor
  * The native field a path index reads, as a MongoDB path (keys escaped as stored), or undefined
  * when its values exist only under `_svc` (indexFunc, labels, other metadata fields).
  */
-export function realPath(d: Pick<IndexDescriptor, 'name' | 'fingerprint'>): string | undefined {
+export function realPath(d: Pick<IndexDescriptor, 'name' | 'path'>): string | undefined {
   if (d.name === CREATION_INDEX || d.name === 'metadata.deletionTimestamp') return d.name;
-  const path = /^path:([^|]+)/.exec(d.fingerprint)?.[1];
-  if (!path) return undefined;
-  const segs = path.split('.');
+  if (!d.path) return undefined;
+  const segs = d.path.split('.');
   if (segs[0] === 'metadata' || segs[0]!.startsWith('_')) return undefined;
   return segs.map(escapeKey).join('.');
 }
@@ -224,7 +226,7 @@ async function syncLocked(
   const current = secondaryIndexes(model).filter((d) => !foreignNames.has(d.name));
   await reconcile(
     objects,
-    physicalIndexes({ ...model, indexes: current }, foreign.map((r) => ({ name: r.name, order: r.order ?? 'ASC', fingerprint: r.fingerprint }))),
+    physicalIndexes({ ...model, indexes: current }, foreign.map((r) => ({ name: r.name, order: r.order ?? 'ASC', path: r.path }))),
   );
 
   const rebuild = current.filter((d) => stored[d.name]?.fingerprint !== d.fingerprint);
@@ -252,6 +254,8 @@ async function syncLocked(
       fingerprint: d.fingerprint,
       unique: d.unique,
       order: d.order,
+      ...(d.path !== undefined && { path: d.path }),
+      ...(d.numeric && { numeric: true }),
       ...(model.version !== undefined && { version: model.version }),
     })),
     ...foreign,

@@ -10,9 +10,9 @@
  *   api.content.svc.run          published posts, for anonymous visitors.
  */
 import { BadRequest, Forbidden, NotFound } from '../../../errors/index.js';
-import type { ApiObject } from '../../../registry/object.js';
+import type { ApiObject } from '../../../store/object.js';
 import type { PluginCode } from '../../code-loader.js';
-import type { RouteContext } from '../../plugin-context.js';
+import type { PluginRouteContext } from '../../plugin-context.js';
 
 const GROUP = 'content.svc.run';
 const VERSION = 'v1alpha1';
@@ -43,13 +43,13 @@ async function readBody(request: Request): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
-function requireUser(ctx: RouteContext): string {
+function requireUser(ctx: PluginRouteContext): string {
   if (!ctx.user.authenticated) throw new Forbidden('log in to manage your posts');
   return ctx.user.username;
 }
 
 /** The caller's own post, or 404 (someone else's post is not revealed). */
-async function ownPost(ctx: RouteContext, name: string): Promise<ApiObject> {
+async function ownPost(ctx: PluginRouteContext, name: string): Promise<ApiObject> {
   const user = requireUser(ctx);
   let post: ApiObject;
   try {

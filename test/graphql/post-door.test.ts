@@ -1,8 +1,9 @@
 /**
- * The fast execution path (POST + JSON, src/graphql/fast-path.ts) must answer exactly like
- * graphql-yoga's full pipeline. GET requests always take the yoga path, so each query of the
- * table is sent both ways and the answers compared; requests the fast path hands over
- * (syntax errors, bad variables, wrong credentials) must still get yoga's answers.
+ * The POST door (POST + JSON, src/graphql/node-http.ts) must answer exactly like graphql-yoga's
+ * own HTTP handling. GET requests always take yoga's handler, so each query of the table is
+ * sent both ways and the answers compared; so are POSTs with the `application/graphql+json`
+ * content type (yoga's handler too) under several Accept headers. Requests the door hands
+ * over (bad variables, wrong credentials) must still get yoga's answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -26,7 +27,7 @@ async function viaPost(gw: TestGateway, query: string, variables?: unknown, head
   return { status: res.status, type: res.headers.get('content-type'), body: await res.json() };
 }
 
-describe('GraphQL fast path', () => {
+describe('GraphQL POST door', () => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startTestGateway('embedded');
@@ -56,7 +57,7 @@ describe('GraphQL fast path', () => {
     expect(b).toEqual(a);
   });
 
-  it('mutations take the fast path and report errors with codes', async () => {
+  it('mutations run through the door and report errors with codes', async () => {
     const ok = await viaPost(gw, `mutation { ${P}_createPerson(object: { metadata: { name: "bob" }, spec: { name: "Bob", age: 7 } }) { metadata { name version } } }`);
     expect(ok.status).toBe(200);
     expect(ok.body.data[`${P}_createPerson`]).toEqual({ metadata: { name: 'bob', version: 1 } });
@@ -75,6 +76,45 @@ describe('GraphQL fast path', () => {
     const good = await viaPost(gw, '{ me { username } }', undefined, { authorization: adminAuth });
     expect(good.body.data.me.username).toBe('admin');
   });
+
+  // application/json is served by the door; application/graphql+json by yoga's handler.
+  const postAs = async (contentType: string, body: unknown, accept: string | undefined, auth = adminAuth) => {
+    const headers: Record<string, string> = { 'content-type': contentType, authorization: auth };
+    if (accept !== undefined) headers.accept = accept;
+    const res = await fetch(`${gw.url}/graphql`, { method: 'POST', headers, body: JSON.stringify(body) });
+    return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
+  };
+  const accepts = [
+    undefined,
+    'application/json',
+    'application/graphql-response+json',
+    '*/*',
+    'application/*',
+    'application/graphql-response+json, application/json',
+    'application/json, application/graphql-response+json',
+    'text/event-stream, application/json',
+  ];
+  const bodies: [string, unknown][] = [
+    ['ok', { query: `{ ${P}_person(name: "ada") { spec { name } } }` }],
+    ['syntax error', { query: '{ me { username ' }],
+    ['validation error', { query: '{ nope }' }],
+    ['two operations, none named', { query: 'query A { me { username } } query B { me { roles } }' }],
+    ['unknown operation name', { query: 'query A { me { username } }', operationName: 'B' }],
+    ['unexpected parameter', { query: '{ me { username } }', nope: 1 }],
+    ['too many aliases', { query: `{ ${Array.from({ length: 31 }, (_, i) => `a${i}: me { username }`).join(' ')} }` }],
+    ['denied mutation', { query: `mutation { ${P}_deletePerson(name: "nobody") { metadata { name } } }` }],
+  ];
+  it.each(accepts.flatMap((accept) => bodies.map(([label, body]) => [label, accept, body] as const)))(
+    '%s, Accept %s: the door answers like yoga',
+    async (_label, accept, body) => {
+      const anonymous = 'Basic ' + Buffer.from('nobody:wrong').toString('base64');
+      for (const auth of [adminAuth, anonymous]) {
+        const door = await postAs('application/json', body, accept, auth);
+        const yoga = await postAs('application/graphql+json', body, accept, auth);
+        expect(door).toEqual(yoga);
+      }
+    },
+  );
 
   it('answers application/graphql-response+json when asked first', async () => {
     const res = await fetch(`${gw.url}/graphql`, {

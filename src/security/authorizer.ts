@@ -1,14 +1,13 @@
 /**
  * The one authorization port (like k8s authorizer.Authorizer). The HTTP pipeline, the GraphQL
- * `@auth` directive and the operations layer all ask this interface; rbac-authorizer.ts is the
+ * `@auth` directive and the operations layer all ask this interface; rbac/rbac-authorizer.ts is the
  * implementation the gateway runs.
  */
-import type { Caller } from '../auth/identity.js';
+import type { Caller } from './identity.js';
 import { Forbidden, Unauthenticated, type ApiError } from '../errors/index.js';
-import type { RequestInfo } from '../request/requestinfo.js';
 
-export type { Caller } from '../auth/identity.js';
-export { ANONYMOUS } from '../auth/identity.js';
+export type { Caller } from './identity.js';
+export { ANONYMOUS } from './identity.js';
 
 /** Request attributes, as parsed by request/requestinfo.ts or built by a GraphQL field. */
 export interface Attributes {
@@ -79,19 +78,34 @@ export function liveAuthorizer(a: Authorizer): Authorizer {
   return cur;
 }
 
-/** A human-readable "user X cannot verb what" for 403 answers. */
-/** The authorization attributes of a parsed request (what every door asks the authorizer). */
-export function attributesOf(caller: Caller, info: RequestInfo): Attributes {
+/**
+ * What a request asks, without who asks: a parsed REST request (request/requestinfo.ts
+ * RequestInfo), a GraphQL field, an operation on a model. Omitted fields: a resource request,
+ * no subresource, no name, no path.
+ */
+export interface Target {
+  verb: string;
+  isResourceRequest?: boolean;
+  apiGroup: string;
+  apiVersion: string;
+  resource: string;
+  subresource?: string;
+  name?: string;
+  path?: string;
+}
+
+/** The authorization attributes of a request (the one place every door builds them). */
+export function attributesOf(caller: Caller, t: Target): Attributes {
   return {
     caller,
-    verb: info.verb,
-    isResourceRequest: info.isResourceRequest,
-    apiGroup: info.apiGroup,
-    apiVersion: info.apiVersion,
-    resource: info.resource,
-    subresource: info.subresource,
-    name: info.name,
-    path: info.path,
+    verb: t.verb,
+    isResourceRequest: t.isResourceRequest ?? true,
+    apiGroup: t.apiGroup,
+    apiVersion: t.apiVersion,
+    resource: t.resource,
+    subresource: t.subresource ?? '',
+    name: t.name ?? '',
+    path: t.path ?? '',
   };
 }
 
@@ -105,6 +119,7 @@ export function denial(attrs: Attributes): ApiError {
   return attrs.caller.authenticated ? new Forbidden(message) : new Unauthenticated(`authentication required: ${message}`);
 }
 
+/** A human-readable "user X cannot verb what" for 403 answers. */
 export function deniedMessage(attrs: Attributes): string {
   if (!attrs.isResourceRequest) return `user "${attrs.caller.username}" cannot ${attrs.verb} path "${attrs.path}"`;
   const what = `${attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource}${attrs.name ? ` "${attrs.name}"` : ''}`;

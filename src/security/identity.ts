@@ -1,5 +1,5 @@
 /**
- * Who is calling (CONTRACT §2). Identity only: which roles a caller holds is decided by rbac/,
+ * Who is calling (docs/API.md §2). Identity only: which roles a caller holds is decided by rbac/,
  * never stored on the caller.
  */
 

@@ -1,0 +1,73 @@
+/**
+ * A yoga (envelop) plugin that executes queries and mutations with graphql-jit: each operation
+ * is compiled once per (schema, document, operation name) and its compiled function runs
+ * instead of graphql-js. Documents come from yoga's parser cache, so the same query text gives
+ * the same DocumentNode and hits the compiled entry; a swapped schema starts a new cache and the
+ * old one goes with it (WeakMaps keyed by the schema and the document objects).
+ *
+ * Left to graphql-js (`executeFn`):
+ *  - operations graphql-jit cannot handle (`jitSafe`);
+ *  - a request whose variables fail coercion, so its errors are worded by graphql-js exactly as
+ *    before (graphql-jit coerces variables itself; nothing has executed when it refuses them).
+ * Subscriptions are not touched (graphql-ws and yoga subscribe with graphql-js).
+ */
+import { isLeafType, Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type TypeNode } from 'graphql';
+import { getOperationAST, type ExecutionResult } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import type { Plugin } from 'graphql-yoga';
+
+/**
+ * graphql-jit expands recursive types eagerly and exhausts memory on recursive input types
+ * (a Person input holding a Person, reachable from any non-leaf variable) and on introspection;
+ * those stay on graphql-js.
+ */
+function jitSafe(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): boolean {
+  const text = document.loc?.source.body;
+  if (text === undefined || /__schema|__type\b/.test(text)) return false;
+  for (const v of operation.variableDefinitions ?? []) {
+    let t: TypeNode = v.type;
+    while (t.kind !== Kind.NAMED_TYPE) t = t.type;
+    const named = schema.getType(t.name.value);
+    if (!named || !isLeafType(named)) return false;
+  }
+  return true;
+}
+
+type ByName = Map<string | undefined, CompiledQuery | null>;
+
+export function useJit(): Plugin {
+  const compiled = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, ByName>>();
+
+  /** The compiled operation, or null when it runs on graphql-js. */
+  function compiledFor(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): CompiledQuery | null {
+    let byDocument = compiled.get(schema);
+    if (!byDocument) compiled.set(schema, (byDocument = new WeakMap()));
+    let byName = byDocument.get(document);
+    if (!byName) byDocument.set(document, (byName = new Map()));
+    let entry = byName.get(operationName);
+    if (entry === undefined) {
+      const operation = getOperationAST(document, operationName);
+      const safe = operation != null && operation.operation !== 'subscription' && jitSafe(schema, document, operation);
+      let c: CompiledQuery | ExecutionResult | null = null;
+      try {
+        if (safe) c = compileQuery(schema, document, operationName);
+      } catch {
+        c = null; // graphql-js runs it (and reports whatever is wrong with it)
+      }
+      entry = c && isCompiledQuery(c) ? c : null;
+      byName.set(operationName, entry);
+    }
+    return entry;
+  }
+
+  return {
+    onExecute({ executeFn, setExecuteFn }) {
+      setExecuteFn(async (args) => {
+        const query = compiledFor(args.schema, args.document, args.operationName ?? undefined);
+        if (!query) return executeFn(args);
+        const result = await query.query(args.rootValue, args.contextValue, (args.variableValues ?? {}) as Record<string, unknown>);
+        return 'data' in result ? result : executeFn(args);
+      });
+    },
+  };
+}

@@ -1,2 +1,0 @@
-/** Compatibility re-export: the object type lives at the storage port (store/object.ts). */
-export * from '../store/object.js';
