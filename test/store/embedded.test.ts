@@ -14,7 +14,7 @@ import { createEmbeddedStore, EmbeddedModelStore } from '../../src/store/embedde
 import { READ_SQL, RETENTION_SQL } from '../../src/store/embedded/changes.js';
 import { toStoreError } from '../../src/store/embedded/sqlite.js';
 import type { IndexBuildProgress, ModelStore, Store, StoreQuery } from '../../src/store/types.js';
-import { BASE, bump, expectStoreError, ix, makeModel, names, query, req, SIZE, widget } from './contract.js';
+import { BASE, bump, expectStoreError, ix, makeModel, names, query, req, SIZE, until, widget } from './contract.js';
 import { runStoreContract } from './contract.js';
 import { crashModel } from './fixtures/embedded-writer.js';
 
@@ -330,6 +330,38 @@ describe('embedded store specifics', () => {
     await expectStoreError(ms.get('a'), 'Unavailable');
     await expectStoreError(ms.create(widget('a')), 'Unavailable');
     await expectStoreError(ms.list(query()), 'Unavailable');
+  });
+
+  it('concurrent creates share one commit, each with its own outcome; the feed holds exactly the stored ones', async () => {
+    const dir = await tempDir();
+    const store = await openStore(dir);
+    const ms = await store.model(makeModel());
+    await ms.create(widget('taken', { slug: 'held' }));
+    const events: string[] = [];
+    const unsub = await ms.watch(undefined, (e) => events.push(`${e.type} ${e.object.metadata.name}`));
+    // One turn of the event loop: ten creates, one duplicate name, one taken unique value, and
+    // two that collide with each other (the second loses).
+    const results = await Promise.allSettled([
+      ms.create(widget('g-0')),
+      ms.create(widget('taken')),
+      ms.create(widget('g-1', { slug: 'held' })),
+      ms.create(widget('g-2', { slug: 'mine' })),
+      ms.create(widget('g-3', { slug: 'mine' })),
+      ...Array.from({ length: 5 }, (_, i) => ms.create(widget(`g-${4 + i}`))),
+    ]);
+    const outcome = results.map((r) => (r.status === 'fulfilled' ? 'ok' : (r.reason as { code: string }).code));
+    expect(outcome).toEqual(['ok', 'AlreadyExists', 'UniqueViolation', 'ok', 'UniqueViolation', 'ok', 'ok', 'ok', 'ok', 'ok']);
+    const stored = ['g-0', 'g-2', 'g-4', 'g-5', 'g-6', 'g-7', 'g-8'];
+    expect(names(await ms.list(query([], [{ index: 'metadata.name', direction: 'asc' }])))).toEqual(['g-0', 'g-2', 'g-4', 'g-5', 'g-6', 'g-7', 'g-8', 'taken']);
+    expect(await ms.get('g-1')).toBeNull();
+    expect((await ms.get('taken'))!.spec).toEqual({ slug: 'held' });
+    // The losers left nothing behind: their values are free for others.
+    await ms.create(widget('g-9', { slug: 'x' }));
+    await ms.remove('g-2', 1);
+    await ms.create(widget('g-10', { slug: 'mine' }));
+    await until(() => events.length === 10, 5000);
+    expect(events.slice(0, 7)).toEqual(stored.map((n) => `ADDED ${n}`));
+    unsub();
   });
 
   it('a write blocked by another process lock is Unavailable, then succeeds', async () => {

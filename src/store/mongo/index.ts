@@ -18,11 +18,11 @@ import { MongoClient, type Collection, type CommandStartedEvent, type Db, type F
 import { bounded, within } from './bounded.js';
 import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
 import { Claims, type ClaimDoc } from './claims.js';
-import { casFilter, collectionNames, enc, fromDoc, OBJECT_PROJECTION, SVC, toDoc, uniqueValues, type StoredDoc, type SvcFields } from './document.js';
+import { casFilter, collectionNames, enc, fromDoc, SVC, toDoc, uniqueValues, type StoredDoc, type SvcFields } from './document.js';
 import { guard, isDuplicateKey } from './errors.js';
 import { watchStalledWrites } from './stalled-writes.js';
 import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
-import { toFilter, toSort } from './query.js';
+import { runList, toFilter } from './query.js';
 import { canonicalWhere, numericIndexes } from '../numeric.js';
 import { valuesAtPath } from '../../json/values.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
@@ -170,6 +170,7 @@ class MongoStore implements Store {
     const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms), writers);
     const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
     const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects, writers), bCas, f.log, f.feed, route, bounded(models, ms));
+    next.scans = ferret;
     const before = route.write;
     route.write = next;
     try {
@@ -236,9 +237,6 @@ const newIncarnation = () => randomBytes(8).toString('hex');
 const HINT_POLL_MS = 250;
 /** A settled feed polls its log this often by itself (a safety net behind the hints). */
 const IDLE_POLL_MS = 20_000;
-/** Windows above this many objects read the page first and count only when it is full (list()). */
-const LARGE_WINDOW = 1000;
-
 /** How often a handle re-reads which indexes a newer declaration of its model made. */
 const FOREIGN_REFRESH_MS = 2000;
 
@@ -302,6 +300,8 @@ const RECENT_MS = 10_000;
 const RECENT_MAX = 2048;
 
 class MongoModelStore implements ModelStore {
+  /** The server scans for every filter (FerretDB): lists read page and total in one command (query.ts). */
+  scans = false;
   private inflight = 0;
   private idle: (() => void)[] = [];
 
@@ -608,23 +608,7 @@ class MongoModelStore implements ModelStore {
   }
 
   list(query: StoreQuery): Promise<StoreListResult> {
-    return guard(async () => {
-      const filter = toFilter(canonicalWhere(query.where, numericIndexes(this.model.indexes)));
-      if (query.limit === 0) return { items: [], total: await this.objects.countDocuments(filter) };
-      const cursor = this.objects.find(filter, { projection: OBJECT_PROJECTION }).sort(toSort(query.sort));
-      if (query.offset > 0) cursor.skip(query.offset);
-      if (query.limit !== undefined) cursor.limit(query.limit);
-      if (query.limit === undefined || query.limit > LARGE_WINDOW) {
-        // A large window (an unpaged list) usually holds every match: its total is known without
-        // a second pass over the collection (which FerretDB answers by scanning all of it).
-        const docs = await cursor.toArray();
-        const complete = (query.limit === undefined || docs.length < query.limit) && (docs.length > 0 || query.offset === 0);
-        const total = complete ? query.offset + docs.length : await this.objects.countDocuments(filter);
-        return { items: docs.map(fromDoc), total };
-      }
-      const [docs, total] = await Promise.all([cursor.toArray(), this.objects.countDocuments(filter)]);
-      return { items: docs.map(fromDoc), total };
-    });
+    return guard(() => runList(this.objects, toFilter(canonicalWhere(query.where, numericIndexes(this.model.indexes))), query, this.scans));
   }
 
   resourceVersion(): Promise<string> {

@@ -1,7 +1,10 @@
-/** StoreQuery -> MongoDB filter and sort over the `_svc.i`/`_svc.s` fields (see document.ts). */
-import type { Filter, Sort } from 'mongodb';
-import { enc, NAME_INDEX, SVC, type StoredDoc } from './document.js';
-import type { IndexRequirement, SortTerm } from '../types.js';
+/**
+ * StoreQuery -> MongoDB filter and sort over the `_svc.i`/`_svc.s` fields (see document.ts), and
+ * the commands a list sends (runList).
+ */
+import type { Collection, Filter, Sort } from 'mongodb';
+import { enc, fromDoc, NAME_INDEX, OBJECT_PROJECTION, SVC, type StoredDoc } from './document.js';
+import type { IndexRequirement, SortTerm, StoreListResult, StoreQuery } from '../types.js';
 
 const filterField = (index: string): string => (index === NAME_INDEX ? '_id' : `${SVC.i}.${enc(index)}`);
 export const sortField = (index: string): string => (index === NAME_INDEX ? '_id' : `${SVC.s}.${enc(index)}`);
@@ -37,4 +40,47 @@ export function toSort(sort: SortTerm[]): Sort {
     if (!(f in out)) out[f] = t.direction === 'asc' ? 1 : -1;
   }
   return out;
+}
+
+/** Windows above this many objects read the page first and count only when it is full. */
+const LARGE_WINDOW = 1000;
+/**
+ * On a server that scans (FerretDB), a page reads up to this many objects beyond its end, so
+ * that the page and the total come from one command whenever the matches end within them.
+ */
+export const SCAN_SPARE = 200;
+
+/**
+ * Runs a list. `scans`: the server answers every filter by scanning and decoding the whole
+ * collection (FerretDB 1.24: only `{_id: <string>}` is pushed down, query.ts callers measured
+ * 2 × the scan for find + count). There a page is read together with up to SCAN_SPARE objects
+ * after it: if the matches end within them, their number is the total and no count is sent
+ * (one scan instead of two); else the count follows. On MongoDB the page and the count are
+ * two index scans, sent at once.
+ */
+export async function runList(objects: Collection<StoredDoc>, filter: Filter<StoredDoc>, query: StoreQuery, scans: boolean): Promise<StoreListResult> {
+  if (query.limit === 0) return { items: [], total: await objects.countDocuments(filter) };
+  const find = (limit: number | undefined, skip: number) => {
+    const cursor = objects.find(filter, { projection: OBJECT_PROJECTION }).sort(toSort(query.sort));
+    if (skip > 0) cursor.skip(skip);
+    // The whole window in the first batch: no getMore round trip for a page.
+    if (limit !== undefined) cursor.limit(limit).batchSize(Math.min(limit, LARGE_WINDOW));
+    return cursor.toArray();
+  };
+  if (scans && query.limit !== undefined && query.offset + query.limit + SCAN_SPARE <= LARGE_WINDOW) {
+    const window = query.offset + query.limit + SCAN_SPARE;
+    const docs = await find(window, 0);
+    const total = docs.length < window ? docs.length : await objects.countDocuments(filter);
+    return { items: docs.slice(query.offset, query.offset + query.limit).map(fromDoc), total };
+  }
+  if (query.limit === undefined || query.limit > LARGE_WINDOW) {
+    // A large window (an unpaged list) usually holds every match: its total is known without
+    // a second pass over the collection (which FerretDB answers by scanning all of it).
+    const docs = await find(query.limit, query.offset);
+    const complete = (query.limit === undefined || docs.length < query.limit) && (docs.length > 0 || query.offset === 0);
+    const total = complete ? query.offset + docs.length : await objects.countDocuments(filter);
+    return { items: docs.map(fromDoc), total };
+  }
+  const [docs, total] = await Promise.all([find(query.limit, query.offset), objects.countDocuments(filter)]);
+  return { items: docs.map(fromDoc), total };
 }
