@@ -74,7 +74,7 @@ const table: [string, PolicyRule, MatchRequest, boolean][] = [
   ['non-resource rule vs resource request', { nonResourceURLs: ['*'], verbs: ['*'] }, res('get', 'persons', { name: 'a' }), false],
 ];
 
-describe('ruleAllows (CONTRACT §6)', () => {
+describe('ruleAllows (docs/API.md §6)', () => {
   it.each(table)('%s', (_label, rule, req, expected) => {
     expect(ruleAllows(rule, req)).toBe(expected);
   });

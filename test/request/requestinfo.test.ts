@@ -35,7 +35,7 @@ describe('parseRequestInfo', () => {
   });
 });
 
-describe('paths are taken as written (CONTRACT §4)', () => {
+describe('paths are taken as written (docs/API.md §4)', () => {
   const P = '/apis/people.example.com/v1alpha1/persons';
   // Each of these must never become the collection, an object or a route.
   const bad = [

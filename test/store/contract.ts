@@ -660,7 +660,7 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
         expect(names(await ms2.list(query([req('spec.size', 'in', ['2'])])))).toEqual(['n1', 'n4']);
       });
 
-      it('a numeric index sorts numerically and compares numbers; a type change reindexes stored objects (CONTRACT §7)', async () => {
+      it('a numeric index sorts numerically and compares numbers; a type change reindexes stored objects (docs/API.md §7)', async () => {
         const key = newKey();
         // As text first (an index over a field without a numeric schema type).
         const ms1 = await store.model(makeModel([...BASE, SIZE], key));
