@@ -114,6 +114,20 @@ export function bodyTooDeep(text: string): BadRequest | undefined {
 /** The envelop/yoga plugin applying the limits. */
 export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
   const rules = [maxDepthRule(limits.maxDepth), maxAliasesRule(limits.maxAliases)];
+  type ParseFn = Parameters<NonNullable<Plugin['onParse']>>[0]['parseFn'];
+  const tokenLimited =
+    (parseFn: ParseFn): ParseFn =>
+    (source, options) => {
+      try {
+        return parseFn(source, { ...options, maxTokens: limits.maxTokens });
+      } catch (e) {
+        if (e instanceof GraphQLError && /tokens/.test(e.message) && e.message.includes(String(limits.maxTokens))) {
+          throw limitError(`The document has more than ${limits.maxTokens} tokens.`);
+        }
+        throw e;
+      }
+    };
+  const wrapped = new WeakMap<ParseFn, ParseFn>();
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const refused = variablesTooDeep(args.variableValues);
@@ -124,16 +138,10 @@ export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
       if (refused) setResultAndStopExecution(refused);
     },
     onParse({ parseFn, setParseFn }) {
-      setParseFn((source, options) => {
-        try {
-          return parseFn(source, { ...options, maxTokens: limits.maxTokens });
-        } catch (e) {
-          if (e instanceof GraphQLError && /tokens/.test(e.message) && e.message.includes(String(limits.maxTokens))) {
-            throw limitError(`The document has more than ${limits.maxTokens} tokens.`);
-          }
-          throw e;
-        }
-      });
+      // The engine's parse function never changes: wrapped once, not per request.
+      let limited = wrapped.get(parseFn);
+      if (!limited) wrapped.set(parseFn, (limited = tokenLimited(parseFn)));
+      setParseFn(limited);
     },
     onValidate({ addValidationRule }) {
       for (const rule of rules) addValidationRule(rule);

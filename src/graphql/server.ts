@@ -22,6 +22,7 @@ import type { GraphQLContext } from './context.js';
 import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
+import { useDocumentCache } from './document-cache.js';
 import { httpHandler, operationArgs, validDocument } from './node-http.js';
 import { guardSends } from '../http/send-guard.js';
 import { boundedWebSocketServer } from '../http/websocket.js';
@@ -63,9 +64,18 @@ export interface GraphQLObserver {
 
 /** Counts each operation: those refused by parsing or validation, executed ones and subscriptions. */
 const useOperationCount = (observe: GraphQLObserver): Plugin => {
+  /** Type and name of the executed operation, kept per (document, operation name). */
+  const described = new WeakMap<DocumentNode, Map<string | null | undefined, { type: string; name: string | undefined }>>();
   const typeOf = (args: ExecutionArgs) => {
-    const op = getOperationAST(args.document, args.operationName);
-    return { type: op?.operation ?? 'unknown', name: op?.name?.value ?? args.operationName ?? undefined };
+    let byName = described.get(args.document);
+    if (!byName) described.set(args.document, (byName = new Map()));
+    let d = byName.get(args.operationName);
+    if (!d) {
+      const op = getOperationAST(args.document, args.operationName);
+      d = { type: op?.operation ?? 'unknown', name: op?.name?.value ?? args.operationName ?? undefined };
+      byName.set(args.operationName, d);
+    }
+    return d;
   };
   return {
     // Documents that do not parse or validate never execute: counted here.
@@ -215,13 +225,15 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     cors: false,
     logging: options.logging ?? true,
     maskedErrors: { maskError: (error) => maskError(error), isDev: false },
-    parserAndValidationCache: true,
+    // Our own cache (document-cache.ts), last of our plugins: where yoga puts its own.
+    parserAndValidationCache: false,
     plugins: [
       useCurrentSchema(holder),
       useLimits(limits),
       ...(observe ? [useOperationCount(observe)] : []),
       useJit(),
       ...tracedGraphQL(),
+      useDocumentCache(),
     ],
     context: async (initial): Promise<GraphQLContext> => {
       // WebSocket operations arrive with the caller resolved at connection time.
