@@ -253,6 +253,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     },
   });
   logError = (err) => yoga.logger.error(err);
+  const getEnveloped = yoga.getEnveloped; // read once: see node-http.ts
 
   // --- graphql-ws on the same path -------------------------------------------------------
   const wss = boundedWebSocketServer();
@@ -285,7 +286,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       },
       onSubscribe: async (ctx, _id, payload) => {
         const caller = callers.get(ctx.extra.socket)!;
-        const enveloped = yoga.getEnveloped({
+        const enveloped = getEnveloped({
           req: ctx.extra.request,
           socket: ctx.extra.socket,
           params: payload,
