@@ -60,14 +60,21 @@ export function useJit(): Plugin {
     return entry;
   }
 
+  type ExecuteFn = Parameters<NonNullable<Plugin['onExecute']>>[0]['executeFn'];
+  /** graphql-jit in front of `executeFn`; built once per `executeFn` (the same one every request). */
+  const jitted = new WeakMap<ExecuteFn, ExecuteFn>();
+  const jitFor = (executeFn: ExecuteFn): ExecuteFn => async (args) => {
+    const query = compiledFor(args.schema, args.document, args.operationName ?? undefined);
+    if (!query) return executeFn(args);
+    const result = await query.query(args.rootValue, args.contextValue, (args.variableValues ?? {}) as Record<string, unknown>);
+    return 'data' in result ? result : executeFn(args);
+  };
+
   return {
     onExecute({ executeFn, setExecuteFn }) {
-      setExecuteFn(async (args) => {
-        const query = compiledFor(args.schema, args.document, args.operationName ?? undefined);
-        if (!query) return executeFn(args);
-        const result = await query.query(args.rootValue, args.contextValue, (args.variableValues ?? {}) as Record<string, unknown>);
-        return 'data' in result ? result : executeFn(args);
-      });
+      let fn = jitted.get(executeFn);
+      if (!fn) jitted.set(executeFn, (fn = jitFor(executeFn)));
+      setExecuteFn(fn);
     },
   };
 }
