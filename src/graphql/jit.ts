@@ -1,9 +1,9 @@
 /**
  * A yoga (envelop) plugin that executes queries and mutations with graphql-jit: each operation
  * is compiled once per (schema, document, operation name) and its compiled function runs
- * instead of graphql-js. Documents come from yoga's parser cache, so the same query text gives
- * the same DocumentNode and hits the compiled entry; a swapped schema starts a new cache and the
- * old one goes with it (WeakMaps keyed by the schema and the document objects).
+ * instead of graphql-js. Documents come from the parse cache (document-cache.ts), so the same
+ * query text gives the same DocumentNode and hits the compiled entry; a swapped schema starts a
+ * new cache and the old one goes with it (WeakMaps keyed by the schema and the document objects).
  *
  * Left to graphql-js (`executeFn`):
  *  - operations graphql-jit cannot handle (`jitSafe`);

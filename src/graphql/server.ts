@@ -1,7 +1,7 @@
 /**
  * The `/graphql` endpoint: graphql-yoga for GraphQL over HTTP (GET and POST, node-http.ts) and
  * graphql-ws on the same path for WebSocket, both through yoga's one envelop chain (schema,
- * parser and validation cache, limits, graphql-jit, error masking, context, metrics, tracing).
+ * parse and validation cache, limits, graphql-jit, error masking, context, metrics, tracing).
  * The schema is rebuilt when the registry changes and swapped atomically: each request takes
  * the schema current when it starts and keeps it to the end.
  */
