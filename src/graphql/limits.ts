@@ -91,13 +91,25 @@ export function maxAliasesRule(maxAliases: number): ValidationRule {
   };
 }
 
+const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null;
+
+/** The common case, checked without valueDepth's stack and set: scalars, or lists/objects of scalars. */
+function atMostTwoDeep(variables: unknown): boolean {
+  if (!isObject(variables)) return true;
+  for (const v of Object.values(variables)) {
+    if (isObject(v) && (Array.isArray(v) ? v.some(isObject) : Object.values(v).some(isObject))) return false;
+  }
+  return true;
+}
+
 /**
  * Variables nested deeper than the JSON depth limit (src/limits.ts) are refused before input
  * coercion, the merge patch or a store walks them recursively.
  */
 function variablesTooDeep(variables: unknown): { errors: GraphQLError[] } | undefined {
   const max = LIMITS.jsonDepth;
-  if (valueDepth(variables, max + 1) <= max + 1) return undefined; // the variables map itself is one level
+  // The variables map itself is one level.
+  if (atMostTwoDeep(variables) || valueDepth(variables, max + 1) <= max + 1) return undefined;
   return { errors: [limitError(`The variables are nested more than ${max} levels deep (limit: JSON nesting depth ${max}).`)] };
 }
 
