@@ -36,12 +36,13 @@ export interface AuthSpec {
 /** Field `extensions` that attach `@auth(...)` to a programmatically built field. */
 export const authExtensions = (spec: AuthSpec) => ({ directives: { auth: [spec] } });
 
-function attributesFor(spec: AuthSpec, args: Record<string, unknown>, ctx: GraphQLContext): Attributes {
+/** The request path of a field's collection, e.g. `/apis/<group>/<version>/<resource>` (once per field). */
+const collectionPath = (spec: AuthSpec) =>
+  [spec.group ? `/apis/${spec.group}/${spec.version}` : `/api/${spec.version}`, spec.resource].filter(Boolean).join('/');
+
+function attributesFor(spec: AuthSpec, collection: string, args: Record<string, unknown>, ctx: GraphQLContext): Attributes {
   const name = typeof args.name === 'string' ? args.name : '';
-  const prefix = spec.group ? `/apis/${spec.group}/${spec.version}` : `/api/${spec.version}`;
-  const path = [prefix, spec.resource, name, name && spec.subresource ? spec.subresource : '']
-    .filter(Boolean)
-    .join('/');
+  const path = !name ? collection : spec.subresource ? `${collection}/${name}/${spec.subresource}` : `${collection}/${name}`;
   return attributesOf(ctx.caller, {
     verb: spec.verb,
     apiGroup: spec.group,
@@ -58,8 +59,8 @@ function attributesFor(spec: AuthSpec, args: Record<string, unknown>, ctx: Graph
  * answers this same request from the decision just taken, so the operation does not ask again.
  * A watch may open restricted to the names a resourceNames grant lists (see Decision.names).
  */
-async function check(spec: AuthSpec, args: Record<string, unknown>, ctx: GraphQLContext): Promise<GraphQLContext> {
-  const attrs = attributesFor(spec, args, ctx);
+async function check(spec: AuthSpec, collection: string, args: Record<string, unknown>, ctx: GraphQLContext): Promise<GraphQLContext> {
+  const attrs = attributesFor(spec, collection, args, ctx);
   const decision = await ctx.authorizer.authorize(attrs);
   if (!admitsWatch(spec.verb, decision)) throw denial(attrs);
   return { ...ctx, authorizer: preauthorized(attrs, decision, ctx.authorizer) };
@@ -87,13 +88,14 @@ export function applyAuthDirective(schema: GraphQLSchema): GraphQLSchema {
     [MapperKind.OBJECT_FIELD]: (field) => {
       const spec = getDirective(schema, field, 'auth')?.[0] as AuthSpec | undefined;
       if (!spec) return field;
+      const collection = collectionPath(spec);
       if (field.subscribe) {
         const subscribe = field.subscribe;
         return {
           ...field,
           subscribe: async (source, args, ctx: GraphQLContext, info) => {
             try {
-              return await subscribe(source, args, await check(spec, args, ctx), info);
+              return await subscribe(source, args, await check(spec, collection, args, ctx), info);
             } catch (err) {
               report(spec, args, ctx, err);
               throw toGraphQLError(err);
@@ -106,7 +108,7 @@ export function applyAuthDirective(schema: GraphQLSchema): GraphQLSchema {
         ...field,
         resolve: async (source, args, ctx: GraphQLContext, info) => {
           try {
-            const result = await resolve(source, args, await check(spec, args, ctx), info);
+            const result = await resolve(source, args, await check(spec, collection, args, ctx), info);
             report(spec, args, ctx, undefined, result);
             return result;
           } catch (err) {

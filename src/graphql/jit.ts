@@ -1,9 +1,9 @@
 /**
  * A yoga (envelop) plugin that executes queries and mutations with graphql-jit: each operation
  * is compiled once per (schema, document, operation name) and its compiled function runs
- * instead of graphql-js. Documents come from yoga's parser cache, so the same query text gives
- * the same DocumentNode and hits the compiled entry; a swapped schema starts a new cache and the
- * old one goes with it (WeakMaps keyed by the schema and the document objects).
+ * instead of graphql-js. Documents come from the parse cache (document-cache.ts), so the same
+ * query text gives the same DocumentNode and hits the compiled entry; a swapped schema starts a
+ * new cache and the old one goes with it (WeakMaps keyed by the schema and the document objects).
  *
  * Left to graphql-js (`executeFn`):
  *  - operations graphql-jit cannot handle (`jitSafe`);
@@ -60,14 +60,21 @@ export function useJit(): Plugin {
     return entry;
   }
 
+  type ExecuteFn = Parameters<NonNullable<Plugin['onExecute']>>[0]['executeFn'];
+  /** graphql-jit in front of `executeFn`; built once per `executeFn` (the same one every request). */
+  const jitted = new WeakMap<ExecuteFn, ExecuteFn>();
+  const jitFor = (executeFn: ExecuteFn): ExecuteFn => async (args) => {
+    const query = compiledFor(args.schema, args.document, args.operationName ?? undefined);
+    if (!query) return executeFn(args);
+    const result = await query.query(args.rootValue, args.contextValue, (args.variableValues ?? {}) as Record<string, unknown>);
+    return 'data' in result ? result : executeFn(args);
+  };
+
   return {
     onExecute({ executeFn, setExecuteFn }) {
-      setExecuteFn(async (args) => {
-        const query = compiledFor(args.schema, args.document, args.operationName ?? undefined);
-        if (!query) return executeFn(args);
-        const result = await query.query(args.rootValue, args.contextValue, (args.variableValues ?? {}) as Record<string, unknown>);
-        return 'data' in result ? result : executeFn(args);
-      });
+      let fn = jitted.get(executeFn);
+      if (!fn) jitted.set(executeFn, (fn = jitFor(executeFn)));
+      setExecuteFn(fn);
     },
   };
 }

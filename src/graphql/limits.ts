@@ -91,13 +91,25 @@ export function maxAliasesRule(maxAliases: number): ValidationRule {
   };
 }
 
+const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null;
+
+/** The common case, checked without valueDepth's stack and set: scalars, or lists/objects of scalars. */
+function atMostTwoDeep(variables: unknown): boolean {
+  if (!isObject(variables)) return true;
+  for (const v of Object.values(variables)) {
+    if (isObject(v) && (Array.isArray(v) ? v.some(isObject) : Object.values(v).some(isObject))) return false;
+  }
+  return true;
+}
+
 /**
  * Variables nested deeper than the JSON depth limit (src/limits.ts) are refused before input
  * coercion, the merge patch or a store walks them recursively.
  */
 function variablesTooDeep(variables: unknown): { errors: GraphQLError[] } | undefined {
   const max = LIMITS.jsonDepth;
-  if (valueDepth(variables, max + 1) <= max + 1) return undefined; // the variables map itself is one level
+  // The variables map itself is one level.
+  if (atMostTwoDeep(variables) || valueDepth(variables, max + 1) <= max + 1) return undefined;
   return { errors: [limitError(`The variables are nested more than ${max} levels deep (limit: JSON nesting depth ${max}).`)] };
 }
 
@@ -114,6 +126,20 @@ export function bodyTooDeep(text: string): BadRequest | undefined {
 /** The envelop/yoga plugin applying the limits. */
 export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
   const rules = [maxDepthRule(limits.maxDepth), maxAliasesRule(limits.maxAliases)];
+  type ParseFn = Parameters<NonNullable<Plugin['onParse']>>[0]['parseFn'];
+  const tokenLimited =
+    (parseFn: ParseFn): ParseFn =>
+    (source, options) => {
+      try {
+        return parseFn(source, { ...options, maxTokens: limits.maxTokens });
+      } catch (e) {
+        if (e instanceof GraphQLError && /tokens/.test(e.message) && e.message.includes(String(limits.maxTokens))) {
+          throw limitError(`The document has more than ${limits.maxTokens} tokens.`);
+        }
+        throw e;
+      }
+    };
+  const wrapped = new WeakMap<ParseFn, ParseFn>();
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const refused = variablesTooDeep(args.variableValues);
@@ -124,16 +150,10 @@ export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
       if (refused) setResultAndStopExecution(refused);
     },
     onParse({ parseFn, setParseFn }) {
-      setParseFn((source, options) => {
-        try {
-          return parseFn(source, { ...options, maxTokens: limits.maxTokens });
-        } catch (e) {
-          if (e instanceof GraphQLError && /tokens/.test(e.message) && e.message.includes(String(limits.maxTokens))) {
-            throw limitError(`The document has more than ${limits.maxTokens} tokens.`);
-          }
-          throw e;
-        }
-      });
+      // The engine's parse function never changes: wrapped once, not per request.
+      let limited = wrapped.get(parseFn);
+      if (!limited) wrapped.set(parseFn, (limited = tokenLimited(parseFn)));
+      setParseFn(limited);
     },
     onValidate({ addValidationRule }) {
       for (const rule of rules) addValidationRule(rule);

@@ -191,6 +191,9 @@ export function httpHandler(yoga: Yoga): (req: IncomingMessage, res: ServerRespo
     return lastAccept.type;
   };
   const logError = (e: unknown) => yoga.logger.error(e);
+  // `yoga` is a Proxy (@whatwg-node/server) that wraps a function property in a new closure on
+  // every read: the envelop factory is read once.
+  const getEnveloped = yoga.getEnveloped;
 
   return async (req, res) => {
     if (req.method !== 'POST') return yoga.handle(req, res);
@@ -215,7 +218,7 @@ export function httpHandler(yoga: Yoga): (req: IncomingMessage, res: ServerRespo
     // yoga's plugins read `request.method` from the context (mutations over GET, the status of
     // parse errors); everything else of the request is read from `req`.
     const request = { method: 'POST' } as Request;
-    const enveloped = yoga.getEnveloped({ req, res, params, request });
+    const enveloped = getEnveloped({ req, res, params, request });
     const result = await runOperation(enveloped, params, logError);
     if (result === 'subscription') return replay(yoga, req, res, body);
     const answer = processRegularResult(result, CAPTURE, mediaType) as unknown as Captured;

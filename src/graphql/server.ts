@@ -1,7 +1,7 @@
 /**
  * The `/graphql` endpoint: graphql-yoga for GraphQL over HTTP (GET and POST, node-http.ts) and
  * graphql-ws on the same path for WebSocket, both through yoga's one envelop chain (schema,
- * parser and validation cache, limits, graphql-jit, error masking, context, metrics, tracing).
+ * parse and validation cache, limits, graphql-jit, error masking, context, metrics, tracing).
  * The schema is rebuilt when the registry changes and swapped atomically: each request takes
  * the schema current when it starts and keeps it to the end.
  */
@@ -22,6 +22,7 @@ import type { GraphQLContext } from './context.js';
 import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
+import { useDocumentCache } from './document-cache.js';
 import { httpHandler, operationArgs, validDocument } from './node-http.js';
 import { serveGraphQLWs } from '../net/graphql-ws-transport.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
@@ -66,9 +67,18 @@ export interface GraphQLObserver {
 
 /** Counts each operation: those refused by parsing or validation, executed ones and subscriptions. */
 const useOperationCount = (observe: GraphQLObserver): Plugin => {
+  /** Type and name of the executed operation, kept per (document, operation name). */
+  const described = new WeakMap<DocumentNode, Map<string | null | undefined, { type: string; name: string | undefined }>>();
   const typeOf = (args: ExecutionArgs) => {
-    const op = getOperationAST(args.document, args.operationName);
-    return { type: op?.operation ?? 'unknown', name: op?.name?.value ?? args.operationName ?? undefined };
+    let byName = described.get(args.document);
+    if (!byName) described.set(args.document, (byName = new Map()));
+    let d = byName.get(args.operationName);
+    if (!d) {
+      const op = getOperationAST(args.document, args.operationName);
+      d = { type: op?.operation ?? 'unknown', name: op?.name?.value ?? args.operationName ?? undefined };
+      byName.set(args.operationName, d);
+    }
+    return d;
   };
   return {
     // Documents that do not parse or validate never execute: counted here.
@@ -218,13 +228,15 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     cors: false,
     logging: options.logging ?? true,
     maskedErrors: { maskError: (error) => maskError(error), isDev: false },
-    parserAndValidationCache: true,
+    // Our own cache (document-cache.ts), last of our plugins: where yoga puts its own.
+    parserAndValidationCache: false,
     plugins: [
       useCurrentSchema(holder),
       useLimits(limits),
       ...(observe ? [useOperationCount(observe)] : []),
       useJit(),
       ...tracedGraphQL(),
+      useDocumentCache(),
     ],
     context: async (initial): Promise<GraphQLContext> => {
       // WebSocket operations arrive with the caller resolved at connection time.
@@ -244,6 +256,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     },
   });
   logError = (err) => yoga.logger.error(err);
+  const getEnveloped = yoga.getEnveloped; // read once: see node-http.ts
 
   // --- graphql-ws on the same path -------------------------------------------------------
   const wss = boundedWebSocketServer({ handleProtocols });
@@ -276,7 +289,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       },
       onSubscribe: async (ctx, _id, payload) => {
         const caller = callers.get(ctx.extra.socket)!;
-        const enveloped = yoga.getEnveloped({
+        const enveloped = getEnveloped({
           req: ctx.extra.request,
           socket: ctx.extra.socket,
           params: payload,
