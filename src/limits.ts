@@ -3,7 +3,7 @@
  * in one table (README "Limits" documents the same rows); the modules enforcing them import the
  * values from here. Limits of other kinds stay beside the code that applies them: GraphQL
  * document limits (graphql/limits.ts), failed logins (auth/login-limiter.ts), watch timing
- * (operations/watch-settings.ts), change-feed retention (store/feed/change-log.ts) and the
+ * (watch/settings.ts), change-feed retention (store/feed/change-log.ts) and the
  * bounds of internal caches.
  *
  * A few rows can be changed with an environment variable (read once, at start, by
