@@ -14,7 +14,8 @@ import type { Duplex } from 'node:stream';
 import { getOperationAST, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { ModelStore, Store } from '../store/types.js';
+import { decorateStore, isThenable } from '../store/decorate.js';
+import type { Store } from '../store/types.js';
 
 export type SpanAttributes = Record<string, string | number | boolean>;
 
@@ -114,50 +115,24 @@ export function tracedDoors<T extends { handle: Handle; upgrade: Upgrade }>(door
   };
 }
 
-/** Methods that are no store round trip of their own (subscriptions, lifecycle). */
-const UNTRACED = new Set<PropertyKey>(['watch', 'close', 'model']);
-
-const isThenable = (v: unknown): v is Promise<unknown> =>
-  typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
-
-function decorate<T extends object>(target: T, t: Tracing, attributes: SpanAttributes): T {
-  const cache = new Map<PropertyKey, unknown>();
-  return new Proxy(target, {
-    get(obj, prop, receiver) {
-      const value = Reflect.get(obj, prop, receiver);
-      if (typeof value !== 'function') return value;
-      if (UNTRACED.has(prop) || typeof prop !== 'string') return value.bind(obj);
-      let wrapped = cache.get(prop);
-      if (!wrapped) {
-        const attrs = { ...attributes, 'db.operation.name': prop };
-        const name = `${String(attributes['db.system.name'])} ${prop}`;
-        wrapped = (...args: unknown[]) => {
-          let result: unknown;
-          const traced = t.span(name, 'client', attrs, async () => {
-            result = (value as (...a: unknown[]) => unknown).apply(obj, args);
-            return isThenable(result) ? await result : result;
-          });
-          // A method that answers synchronously keeps doing so (its span is already ended).
-          return isThenable(result) ? traced : (traced.catch(() => undefined), result);
-        };
-        cache.set(prop, wrapped);
-      }
-      return wrapped;
-    },
-  });
-}
-
 /** `store` whose operations (and those of every ModelStore it hands out) are CLIENT spans. */
 export function tracedStore(store: Store): Store {
   const t = active;
   if (!t) return store;
   const system = store.kind === 'mongodb' ? 'mongodb' : 'sqlite';
-  const base = decorate(store, t, { 'db.system.name': system });
-  return new Proxy(base, {
-    get(obj, prop, receiver) {
-      if (prop !== 'model') return Reflect.get(obj, prop, receiver);
-      return async (...args: Parameters<Store['model']>): Promise<ModelStore> =>
-        decorate(await store.model(...args), t, { 'db.system.name': system, 'db.collection.name': args[0].key });
-    },
+  // `model()` (registration, index builds) is no span of its own; the ModelStore's calls are.
+  return decorateStore(store, ['model'], (collection) => (method, call) => {
+    const attrs: SpanAttributes = { 'db.system.name': system, 'db.operation.name': method };
+    if (collection) attrs['db.collection.name'] = collection;
+    const name = `${system} ${method}`;
+    return (...args) => {
+      let result: unknown;
+      const traced = t.span(name, 'client', attrs, async () => {
+        result = call(...args);
+        return isThenable(result) ? await result : result;
+      });
+      // A method that answers synchronously keeps doing so (its span is already ended).
+      return isThenable(result) ? traced : (traced.catch(() => undefined), result);
+    };
   });
 }

@@ -13,10 +13,8 @@
  * so on a stalled server an abandoned operation is cancelled instead of holding a connection.
  */
 import { StoreError } from './errors.js';
-import type { ModelStore, Store } from './types.js';
-
-/** Methods never wrapped: long-lived or lifecycle calls. */
-const PASS_THROUGH = new Set<PropertyKey>(['watch', 'close', 'model']);
+import { decorateStore, isThenable } from './decorate.js';
+import type { Store } from './types.js';
 
 function timed<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -31,38 +29,10 @@ function timed<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
-const isThenable = (v: unknown): v is Promise<unknown> =>
-  typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
-
-/** Wraps every promise-returning method of `target` (except PASS_THROUGH) with the deadline. */
-function decorate<T extends object>(target: T, ms: number, label: string): T {
-  const cache = new Map<PropertyKey, unknown>();
-  return new Proxy(target, {
-    get(obj, prop, receiver) {
-      const value = Reflect.get(obj, prop, receiver);
-      if (typeof value !== 'function' || PASS_THROUGH.has(prop)) {
-        return typeof value === 'function' ? value.bind(obj) : value;
-      }
-      let wrapped = cache.get(prop);
-      if (!wrapped) {
-        wrapped = function (this: unknown, ...args: unknown[]) {
-          const result = (value as (...a: unknown[]) => unknown).apply(obj, args);
-          return isThenable(result) ? timed(Promise.resolve(result), ms, `${label}.${String(prop)}`) : result;
-        };
-        cache.set(prop, wrapped);
-      }
-      return wrapped;
-    },
-  });
-}
-
 export function withDeadline(store: Store, ms: number): Store {
-  const base = decorate(store, ms, store.kind);
-  return new Proxy(base, {
-    get(obj, prop, receiver) {
-      if (prop !== 'model') return Reflect.get(obj, prop, receiver);
-      return async (...args: Parameters<Store['model']>): Promise<ModelStore> =>
-        decorate(await store.model(...args), ms, args[0].key);
-    },
+  // `model()` (index builds at registration) is not limited; the ModelStore it returns is.
+  return decorateStore(store, ['model'], (key = store.kind) => (method, call) => (...args) => {
+    const result = call(...args);
+    return isThenable(result) ? timed(Promise.resolve(result), ms, `${key}.${method}`) : result;
   });
 }
