@@ -9,7 +9,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,7 +17,7 @@ import WebSocket from 'ws';
 import { ADMIN, adminAuth, basicAuth, call } from '../helpers/gateway.js';
 import { freePort } from '../hardening/processes.js';
 import { auditText } from '../setup/secret-audit.js';
-import { person, PERSONS, sleep } from '../watch/helpers.js';
+import { PERSONS, sleep, slowCreate } from '../watch/helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'dist/cli.js');
@@ -127,29 +126,6 @@ async function holdPort(): Promise<{ port: number; release(): Promise<void> }> {
   const srv = createServer();
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
   return { port: (srv.address() as { port: number }).port, release: () => new Promise((r) => srv.close(() => r())) };
-}
-
-/** A POST in flight: headers and part of the body sent, the rest on `finish()`. */
-function slowCreate(url: string, name: string) {
-  const body = Buffer.from(JSON.stringify(person(name)));
-  const u = new URL(url + PERSONS);
-  const req = request({
-    host: u.hostname,
-    port: u.port,
-    path: u.pathname,
-    method: 'POST',
-    headers: { authorization: adminAuth, 'content-type': 'application/json', 'content-length': body.length },
-  });
-  const response = new Promise<number>((res, rej) => {
-    req.on('response', (r) => {
-      r.resume();
-      r.on('end', () => res(r.statusCode ?? 0));
-    });
-    req.on('error', rej);
-  });
-  response.catch(() => undefined);
-  req.write(body.subarray(0, 10));
-  return { response, finish: () => req.end(body.subarray(10)) };
 }
 
 const dirs: string[] = [];
@@ -273,7 +249,7 @@ describe('signals', { timeout: PROCESS_TIMEOUT }, () => {
     const ws = new WebSocket(`ws://127.0.0.1:${port}${PERSONS}`, { headers: { authorization: adminAuth } });
     const closed = new Promise<[number, string]>((r) => ws.on('close', (code, reason) => r([code, String(reason)])));
     await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
-    const slow = slowCreate(url, `slow-${port}`);
+    const slow = slowCreate({ url }, `slow-${port}`);
     await sleep(300);
 
     p.child.kill('SIGTERM');
@@ -281,7 +257,7 @@ describe('signals', { timeout: PROCESS_TIMEOUT }, () => {
     await sleep(200);
     expect(p.child.exitCode).toBeNull(); // still waiting for the request in flight
     slow.finish();
-    expect(await slow.response).toBe(201);
+    expect((await slow.response).status).toBe(201);
     expect(await exitWithin(p, 15_000)).toEqual({ code: 0, signal: null });
   });
 
@@ -290,7 +266,7 @@ describe('signals', { timeout: PROCESS_TIMEOUT }, () => {
     const url = `http://127.0.0.1:${port}`;
     const p = started(cli(['--port', String(port)], env()));
     await waitReady(url, p);
-    const slow = slowCreate(url, `never-${port}`);
+    const slow = slowCreate({ url }, `never-${port}`);
     await sleep(300);
     p.child.kill('SIGINT');
     const end = Date.now() + 10_000;

@@ -5,13 +5,12 @@
  * flight finish, and cuts one that outlives the grace period. The signals that call it are
  * tested on the real process in ./process.test.ts.
  */
-import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminAuth, call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { take } from '../graphql/helpers.js';
-import { openWatch, person, PERSONS, sleep } from '../watch/helpers.js';
+import { openWatch, person, PERSONS, sleep, slowCreate } from '../watch/helpers.js';
 
 const GQL_WATCH = /* GraphQL */ `
   subscription {
@@ -20,34 +19,6 @@ const GQL_WATCH = /* GraphQL */ `
       object { metadata { name } }
     }
   }`;
-
-/** A POST whose body is sent in two halves; the second when `finish()` is called. */
-function slowCreate(gw: { url: string }, name: string) {
-  const body = Buffer.from(JSON.stringify(person(name)));
-  const url = new URL(gw.url + PERSONS);
-  const req = request({
-    host: url.hostname,
-    port: url.port,
-    path: url.pathname,
-    method: 'POST',
-    headers: { authorization: adminAuth, 'content-type': 'application/json', 'content-length': body.length },
-  });
-  const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
-    req.on('response', (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-  });
-  response.catch(() => undefined);
-  req.write(body.subarray(0, 10));
-  return {
-    response,
-    finish: () => req.end(body.subarray(10)),
-  };
-}
 
 /** An ndjson watch read line by line; `ended` resolves when the stream ends cleanly. */
 async function ndjsonWatch(gw: { url: string }) {

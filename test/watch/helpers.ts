@@ -1,4 +1,5 @@
 /** Watch clients for the tests: a REST WebSocket watcher that records every event. */
+import { request } from 'node:http';
 import WebSocket from 'ws';
 import { BenchChild } from '../../bench/lib/children.js';
 import type { GatewayChildConfig } from '../../bench/lib/gateway-child.js';
@@ -78,4 +79,32 @@ export function startGatewayProcess(c: { dataDir: string; mongodbUrl?: string })
     adminPassword: ADMIN.password,
   };
   return BenchChild.start('gateway-2', 'gateway-child.ts', cfg, [], 120_000);
+}
+
+/** A POST whose body is sent in two halves; the second when `finish()` is called. */
+export function slowCreate(gw: { url: string }, name: string) {
+  const body = Buffer.from(JSON.stringify(person(name)));
+  const url = new URL(gw.url + PERSONS);
+  const req = request({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'POST',
+    headers: { authorization: adminAuth, 'content-type': 'application/json', 'content-length': body.length },
+  });
+  const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+  response.catch(() => undefined);
+  req.write(body.subarray(0, 10));
+  return {
+    response,
+    finish: () => req.end(body.subarray(10)),
+  };
 }
