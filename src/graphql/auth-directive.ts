@@ -11,7 +11,7 @@ import { buildSchema, defaultFieldResolver, type GraphQLDirective, type GraphQLS
 import { getDirective, MapperKind, mapSchema } from '@graphql-tools/utils';
 import { toApiError } from '../errors/index.js';
 import { attributesOf, denial, preauthorized, type Attributes } from '../security/authorizer.js';
-import type { GraphQLContext } from './context.js';
+import { graphQLContext, type GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
 import { admitsWatch } from '../watch/rules.js';
 
@@ -55,15 +55,16 @@ function attributesFor(spec: AuthSpec, collection: string, args: Record<string, 
 }
 
 /**
- * The one authorization of a field. Returns the context the resolver runs with: its authorizer
- * answers this same request from the decision just taken, so the operation does not ask again.
+ * The one authorization of a field. Returns the context the resolver runs with: the request's
+ * GraphQLContext fields (not yoga's request fields), with an authorizer that answers this same
+ * request from the decision just taken, so the operation does not ask again.
  * A watch may open restricted to the names a resourceNames grant lists (see Decision.names).
  */
 async function check(spec: AuthSpec, collection: string, args: Record<string, unknown>, ctx: GraphQLContext): Promise<GraphQLContext> {
   const attrs = attributesFor(spec, collection, args, ctx);
   const decision = await ctx.authorizer.authorize(attrs);
   if (!admitsWatch(spec.verb, decision)) throw denial(attrs);
-  return { ...ctx, authorizer: preauthorized(attrs, decision, ctx.authorizer) };
+  return graphQLContext(ctx.caller, preauthorized(attrs, decision, ctx.authorizer), ctx.watches, ctx.fieldDone);
 }
 
 /** Tells the context's observer how a checked field ended (`status`: 200, or the error's). */

@@ -18,7 +18,7 @@ import type { ModelEntry } from '../operations/index.js';
 import type { Authorizer, Caller } from '../security/authorizer.js';
 import type { Model } from '../registry/model.js';
 import { buildGatewaySchema, checkNames, type BuildOptions, type SchemaExtension } from './build-schema.js';
-import type { GraphQLContext } from './context.js';
+import { graphQLContext, type GraphQLContext } from './context.js';
 import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
@@ -204,10 +204,10 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   let logError: (err: unknown) => void = (err) => console.error(err);
   const observe = options.observe;
   /** The context of a request, with its observer when there is one. */
-  const observed = (ctx: GraphQLContext, req: IncomingMessage | undefined, http: boolean): GraphQLContext => {
-    if (!observe) return ctx;
-    if (req && http) observe.identify(req, ctx.caller);
-    return { ...ctx, fieldDone: (f) => observe.graphqlField(req, ctx.caller, f) };
+  const contextOf = (caller: Caller, req: IncomingMessage | undefined, http: boolean): GraphQLContext => {
+    if (!observe) return graphQLContext(caller, authorizer, watches);
+    if (req && http) observe.identify(req, caller);
+    return graphQLContext(caller, authorizer, watches, (f) => observe.graphqlField(req, caller, f));
   };
 
   const buildOptions = {
@@ -242,14 +242,14 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       // WebSocket operations arrive with the caller resolved at connection time.
       const known = (initial as { caller?: Caller }).caller;
       const req = (initial as { req?: IncomingMessage }).req;
-      if (known) return observed({ caller: known, authorizer, watches }, req, false);
+      if (known) return contextOf(known, req, false);
       try {
         if (req) {
           const caller = await authenticate(req.headers.authorization, { address: req.socket.remoteAddress });
-          return observed({ caller, authorizer, watches }, req, true);
+          return contextOf(caller, req, true);
         }
         const header = initial.request.headers.get('authorization') ?? undefined;
-        return { caller: await authenticate(header), authorizer, watches };
+        return graphQLContext(await authenticate(header), authorizer, watches);
       } catch (err) {
         throw toGraphQLError(err, { request: true });
       }
