@@ -105,6 +105,11 @@ export class Unavailable extends ApiError {
   constructor(detail = 'The store is unreachable.') {
     super(503, 'UNAVAILABLE', 'Service Unavailable', detail);
   }
+
+  /** The store answered too late: overloaded or stalled rather than unreachable. */
+  static storeTooSlow(ms: number): Unavailable {
+    return new Unavailable(`The store did not answer within ${ms} ms; try again later.`);
+  }
 }
 export class Internal extends ApiError {
   constructor() {

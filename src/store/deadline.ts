@@ -1,7 +1,7 @@
 /**
  * A deadline on every store operation: `withDeadline(store, ms)` returns a Store whose async
- * methods (and those of every ModelStore it hands out) reject with StoreError `Unavailable`
- * (→ 503) when the adapter has not answered within `ms`. A decorator over the port, like the
+ * methods (and those of every ModelStore it hands out) reject with StoreTimeout (`Unavailable`,
+ * → 503 "did not answer within …") when the adapter has not answered within `ms`. A decorator over the port, like the
  * Kubernetes cacher over storage.Interface, so adapters stay unaware of it.
  *
  * Generic on purpose: every method that returns a promise gets the deadline, whatever its
@@ -12,7 +12,7 @@
  * The MongoDB adapter bounds each of its driver operations by the same time (mongo/bounded.ts),
  * so on a stalled server an abandoned operation is cancelled instead of holding a connection.
  */
-import { StoreError } from './errors.js';
+import { StoreTimeout } from './errors.js';
 import { decorateStore, isThenable } from './decorate.js';
 import type { Store } from './types.js';
 
@@ -20,7 +20,7 @@ function timed<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new StoreError('Unavailable', `the store did not answer ${what} within ${ms} ms`)),
+      () => reject(new StoreTimeout(ms, `the store did not answer ${what} within ${ms} ms`)),
       ms,
     );
   });

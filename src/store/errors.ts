@@ -22,5 +22,20 @@ export class StoreError extends Error {
   }
 }
 
+/**
+ * `Unavailable` because the store did not answer in time (the deadline over the port,
+ * store/deadline.ts, or a MongoDB operation's own bound, mongo/bounded.ts), not because it
+ * refused the connection: the API says "too slow" rather than "unreachable".
+ */
+export class StoreTimeout extends StoreError {
+  constructor(
+    readonly ms: number,
+    message: string,
+  ) {
+    super('Unavailable', message);
+    this.name = 'StoreTimeout';
+  }
+}
+
 export const isStoreError = (e: unknown, code?: StoreErrorCode): e is StoreError =>
   e instanceof StoreError && (code === undefined || e.code === code);

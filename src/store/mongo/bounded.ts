@@ -15,7 +15,7 @@
  * collection and may legitimately run longer).
  */
 import type { Collection, Document } from 'mongodb';
-import { StoreError } from '../errors.js';
+import { StoreTimeout } from '../errors.js';
 
 /** Position of the options argument of each bounded method. */
 const OPTIONS_AT: Record<string, number> = {
@@ -55,7 +55,7 @@ export function bounded<T extends Document>(collection: Collection<T>, ms: numbe
         return result.catch((e: unknown) => {
           // Whatever the driver reports for an aborted operation (a timeout error, a bulk write
           // error with no write errors), it is "the server did not answer in time".
-          if (signal.aborted) throw new StoreError('Unavailable', `MongoDB did not answer ${String(prop)} within ${ms} ms`);
+          if (signal.aborted) throw new StoreTimeout(ms, `MongoDB did not answer ${String(prop)} within ${ms} ms`);
           throw e;
         });
       };
