@@ -14,9 +14,8 @@ export interface GraphQLContext {
 
 /**
  * A GraphQLContext of the one shape every resolver sees (a plain object with these four fields,
- * in this order). Contexts are built only here: yoga merges the context into its own request
- * object (req, res, params, …), and copying that object with a spread for every @auth field cost
- * about 10 µs of a GraphQL get (bench/RESULTS.md, "GraphQL context of one shape").
+ * in this order). Contexts are built only here. Yoga merges the context into its own request
+ * object (req, res, params, …); resolvers get these fields, not a copy of that object.
  */
 export function graphQLContext(
   caller: Caller,

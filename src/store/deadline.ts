@@ -1,8 +1,9 @@
 /**
  * A deadline on every store operation: `withDeadline(store, ms)` returns a Store whose async
- * methods (and those of every ModelStore it hands out) reject with StoreTimeout (`Unavailable`,
- * → 503 "did not answer within …") when the adapter has not answered within `ms`. A decorator over the port, like the
- * Kubernetes cacher over storage.Interface, so adapters stay unaware of it.
+ * methods (and those of every ModelStore it hands out) reject with StoreTimeout (code
+ * `Unavailable`, → 503 "did not answer within …") when the adapter has not answered within `ms`.
+ * A decorator over the port, like the Kubernetes cacher over storage.Interface, so adapters stay
+ * unaware of it.
  *
  * Generic on purpose: every method that returns a promise gets the deadline, whatever its
  * name or signature; `watch` and every method returning something else (a subscription, a
