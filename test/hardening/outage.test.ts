@@ -108,7 +108,7 @@ describe('store outage under load (mongodb on an own FerretDB)', () => {
       const l = load(gw, 8, mode.toLowerCase());
       await sleep(1000);
       const down = Date.now();
-      if (mode === 'SIGSTOP') ferret.signal('SIGSTOP');
+      if (mode === 'SIGSTOP') await ferret.pause();
       else await ferret.stop();
       await sleep(OUTAGE_MS);
       const up = Date.now();
@@ -154,7 +154,7 @@ describe('store outage under load (mongodb on an own FerretDB)', () => {
     // pool connection on the paused server (socketTimeoutMS 30 s) and the rest of the request
     // ran once the server returned, so a create answered 503 was stored seconds later and a
     // backlog delayed the requests after the outage.
-    ferret.signal('SIGSTOP');
+    await ferret.pause();
     let statuses: number[];
     try {
       await sleep(200);

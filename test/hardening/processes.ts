@@ -4,7 +4,7 @@
  * src/cli.ts`, so a signal reaches the gateway itself) that can be killed with SIGKILL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -36,6 +36,12 @@ export interface OwnFerret {
   url(database: string): string;
   start(): Promise<void>;
   signal(sig: NodeJS.Signals): void;
+  /**
+   * SIGSTOP, resolved once the kernel reports the process stopped (state `T` in
+   * /proc/<pid>/stat): the signal is delivered asynchronously, and a request sent at once could
+   * still be answered.
+   */
+  pause(): Promise<void>;
   stop(): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -80,6 +86,20 @@ export async function ownFerret(extraArgs: string[] = []): Promise<OwnFerret> {
     },
     signal(sig) {
       child?.kill(sig);
+    },
+    async pause() {
+      const pid = child?.pid;
+      if (pid === undefined) throw new Error('FerretDB is not running');
+      child!.kill('SIGSTOP');
+      await until(
+        async () => {
+          const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+          // "pid (comm) state …": the state follows the last ')'.
+          return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'T';
+        },
+        5_000,
+        'FerretDB stopped',
+      );
     },
     async stop() {
       if (!child) return;

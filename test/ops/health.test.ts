@@ -76,7 +76,7 @@ describe('/readyz when the store does not answer (mongodb on an own FerretDB)', 
 
   it('503 naming the store while FerretDB is paused, 200 once it is back; /livez stays 200', async () => {
     expect((await call(gw, 'GET', '/readyz', undefined, ANONYMOUSLY)).status).toBe(200);
-    ferret.signal('SIGSTOP');
+    await ferret.pause();
     try {
       const ready = await call(gw, 'GET', '/readyz', undefined, ANONYMOUSLY);
       expect(ready.status).toBe(503);

@@ -75,7 +75,7 @@ describe('MongoDB driver faults', () => {
       const plain = client.db().collection<{ _id: string; n?: number }>('bounded');
       await plain.insertOne({ _id: 'a' });
       const coll = bounded(plain, 500);
-      ferret.signal('SIGSTOP');
+      await ferret.pause();
       const started = Date.now();
       let errors: unknown[];
       try {
