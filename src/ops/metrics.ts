@@ -7,11 +7,12 @@
  * non-resource requests included, gets empty group/version/resource), verbs and codes come from
  * fixed sets, and GraphQL operation names are capped (MAX_OPERATION_NAMES, then "other").
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { MethodNotAllowed } from '../errors/index.js';
 import type { RequestHandler } from '../request/handler.js';
 import { NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import type { RequestTarget } from '../request/requestinfo.js';
+import { PlainCounter, PlainHistogram } from './series.js';
 
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -39,71 +40,69 @@ export interface WatcherCount {
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'verb' | 'group' | 'version' | 'resource' | 'code'>;
-  private readonly durations: Histogram<'verb' | 'group' | 'version' | 'resource'>;
-  private readonly graphql: Counter<'operation_type' | 'operation_name' | 'code'>;
-  private readonly store: Histogram<'store' | 'operation'>;
+  // The four metrics every request touches are plain series (ops/series.ts); keys join the
+  // label values with "\n", which no bounded label value contains.
+  private readonly requests: PlainCounter;
+  private readonly durations: PlainHistogram;
+  private readonly graphql: PlainCounter;
+  private readonly store: PlainHistogram;
   private readonly operationNames = new Set<string>();
 
   constructor(watchers: () => WatcherCount[]) {
-    const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({
-      name: 'apiserver_request_total',
-      help: 'REST requests by verb, group, version, resource and HTTP status code.',
-      labelNames: ['verb', 'group', 'version', 'resource', 'code'],
-      registers,
-    });
-    this.durations = new Histogram({
-      name: 'apiserver_request_duration_seconds',
-      help: 'REST request latency in seconds (watches excluded: they last as long as they stay open).',
-      labelNames: ['verb', 'group', 'version', 'resource'],
-      buckets: REQUEST_BUCKETS,
-      registers,
-    });
-    this.graphql = new Counter({
-      name: 'graphql_operations_total',
-      help: 'GraphQL operations by type, name (bounded; "anonymous" without a name, "other" past the cap) and outcome code ("OK" or the first error code).',
-      labelNames: ['operation_type', 'operation_name', 'code'],
-      registers,
-    });
+    const registry = this.registry;
+    collectDefaultMetrics({ register: registry });
+    this.requests = new PlainCounter('apiserver_request_total', 'REST requests by verb, group, version, resource and HTTP status code.', registry);
+    this.durations = new PlainHistogram(
+      'apiserver_request_duration_seconds',
+      'REST request latency in seconds (watches excluded: they last as long as they stay open).',
+      registry,
+      REQUEST_BUCKETS,
+    );
+    this.graphql = new PlainCounter(
+      'graphql_operations_total',
+      'GraphQL operations by type, name (bounded; "anonymous" without a name, "other" past the cap) and outcome code ("OK" or the first error code).',
+      registry,
+    );
     new Gauge({
       name: 'svc_watchers',
       help: 'Open watches (REST WebSocket and ndjson, GraphQL subscriptions) by model.',
       labelNames: ['group', 'version', 'resource'],
-      registers,
+      registers: [registry],
       collect() {
         this.reset();
         for (const w of watchers()) this.set({ group: w.group, version: w.version, resource: w.resource }, w.count);
       },
     });
-    this.store = new Histogram({
-      name: 'svc_store_operation_duration_seconds',
-      help: 'Store operation latency in seconds, by store (embedded, mongodb) and operation.',
-      labelNames: ['store', 'operation'],
-      buckets: STORE_BUCKETS,
-      registers,
-    });
+    this.store = new PlainHistogram(
+      'svc_store_operation_duration_seconds',
+      'Store operation latency in seconds, by store (embedded, mongodb) and operation.',
+      registry,
+      STORE_BUCKETS,
+    );
   }
 
   /** One REST request ended with `code`, after `seconds`. */
   request(labels: ResourceLabels, code: number, seconds: number): void {
-    this.requests.inc({ ...labels, code: String(code) });
-    if (labels.verb !== 'watch') this.durations.observe(labels, seconds);
+    const key = `${labels.verb}\n${labels.group}\n${labels.version}\n${labels.resource}`;
+    this.requests.inc(`${key}\n${code}`, () => ({ verb: labels.verb, group: labels.group, version: labels.version, resource: labels.resource, code: String(code) }));
+    if (labels.verb !== 'watch') {
+      this.durations.observe(key, () => ({ verb: labels.verb, group: labels.group, version: labels.version, resource: labels.resource }), seconds);
+    }
   }
 
   /** One GraphQL operation ended: `code` is "OK" or the first error's code. */
   graphqlOperation(type: string, name: string | undefined, code: string): void {
-    this.graphql.inc({
+    const labels = {
       operation_type: OPERATION_TYPES.has(type) ? type : 'unknown',
       operation_name: this.boundedName(name),
       code: GRAPHQL_CODES.has(code) ? code : 'OTHER',
-    });
+    };
+    this.graphql.inc(`${labels.operation_type}\n${labels.operation_name}\n${labels.code}`, () => labels);
   }
 
   /** A store operation took `seconds`. */
   storeOperation(store: string, operation: string, seconds: number): void {
-    this.store.observe({ store, operation }, seconds);
+    this.store.observe(`${store}\n${operation}`, () => ({ store, operation }), seconds);
   }
 
   /** The Prometheus text exposition. */
