@@ -102,13 +102,20 @@ export function guardServer(server: Server, limits: GatewayLimits = resolveLimit
     });
   });
 
-  /** The response being written on a socket, from its request until it finished or closed. */
-  const inFlight = new WeakMap<Socket, ServerResponse>();
+  /**
+   * The latest response of each socket; it is in flight while it has not finished. (No
+   * listener per request: the check is made only when a client error needs it.)
+   */
+  const latest = new WeakMap<Socket, ServerResponse>();
+  const sending = (socket: Socket) => {
+    const res = latest.get(socket);
+    return !!res && res.headersSent && !res.writableFinished;
+  };
   const answered = new WeakSet<Socket>();
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (answered.has(socket)) return;
     answered.add(socket);
-    if (err.code === 'ECONNRESET' || !socket.writable || inFlight.get(socket)?.headersSent) {
+    if (err.code === 'ECONNRESET' || !socket.writable || sending(socket)) {
       socket.destroy();
       return;
     }
@@ -123,12 +130,7 @@ export function guardServer(server: Server, limits: GatewayLimits = resolveLimit
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
-    inFlight.set(socket, res);
-    const done = () => {
-      if (inFlight.get(socket) === res) inFlight.delete(socket);
-    };
-    res.once('finish', done);
-    res.once('close', done);
+    latest.set(socket, res);
     const refusal = overCap.get(socket);
     if (refusal) {
       res.shouldKeepAlive = false;

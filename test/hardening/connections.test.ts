@@ -86,6 +86,21 @@ describe('connection limits', () => {
     }
   });
 
+  it('a malformed request after a complete answer on a keep-alive connection gets 400 problem, not a reset', async () => {
+    const c = raw(gw);
+    await new Promise((r) => c.socket.once('connect', r));
+    c.socket.write(`GET /livez HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await vi.waitFor(() => expect(c.received()).toMatch(/\r\n\r\n.+/s), { timeout: 5000 });
+    expect(statusOf(c.received())).toBe(200);
+    const first = c.received().length;
+    c.socket.write('NOT A REQUEST LINE\r\n\r\n');
+    const { reset } = await c.closed;
+    expect(reset).toBe(false);
+    const second = c.received().slice(first);
+    expect(statusOf(second)).toBe(400);
+    expect(second).toContain('application/problem+json');
+  });
+
   it('10 MiB bodies get 413 every time, REST and GraphQL (finding 6)', async () => {
     const body = 'x'.repeat(10 * 1024 * 1024);
     for (let i = 0; i < 5; i++) {
