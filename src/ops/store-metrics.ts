@@ -15,7 +15,17 @@ export function withStoreMetrics(store: Store, observe: (store: string, operatio
     const start = process.hrtime.bigint();
     const result = call(...args);
     if (!isThenable(result)) return result;
-    return Promise.resolve(result).finally(() => observe(kind, method, Number(process.hrtime.bigint() - start) / 1e9));
+    const done = () => observe(kind, method, Number(process.hrtime.bigint() - start) / 1e9);
+    return result.then(
+      (value) => {
+        done();
+        return value;
+      },
+      (err: unknown) => {
+        done();
+        throw err;
+      },
+    );
   };
   return decorateStore(store, [], () => timing);
 }

@@ -17,23 +17,29 @@ import { StoreTimeout } from './errors.js';
 import { decorateStore, isThenable } from './decorate.js';
 import type { Store } from './types.js';
 
-function timed<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new StoreTimeout(ms, `the store did not answer ${what} within ${ms} ms`)),
-      ms,
+/** `promise`, or StoreTimeout after `ms` (one promise and one timer per operation). */
+function timed<T>(promise: PromiseLike<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new StoreTimeout(ms, `the store did not answer ${what} within ${ms} ms`)), ms);
+    // A late outcome of the abandoned operation settles nothing (the promise is settled), and
+    // its failure is handled here, so it never becomes an unhandled rejection.
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
     );
   });
-  // A late failure of the abandoned operation must not become an unhandled rejection.
-  promise.catch(() => undefined);
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
 export function withDeadline(store: Store, ms: number): Store {
   // `model()` (index builds at registration) is not limited; the ModelStore it returns is.
   return decorateStore(store, ['model'], (key = store.kind) => (method, call) => (...args) => {
     const result = call(...args);
-    return isThenable(result) ? timed(Promise.resolve(result), ms, `${key}.${method}`) : result;
+    return isThenable(result) ? timed(result, ms, `${key}.${method}`) : result;
   });
 }
