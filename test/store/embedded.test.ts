@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddedStore, EmbeddedModelStore } from '../../src/store/embedded/index.js';
 import { READ_SQL, RETENTION_SQL } from '../../src/store/embedded/changes.js';
 import { toStoreError } from '../../src/store/embedded/sqlite.js';
-import type { IndexBuildProgress, ModelStore, Store, StoreQuery } from '../../src/store/types.js';
+import type { IndexBuildProgress, IndexRequirement, ModelStore, Store, StoreQuery } from '../../src/store/types.js';
 import { BASE, bump, expectStoreError, ix, makeModel, names, query, req, SIZE, until, widget } from './contract.js';
 import { runStoreContract } from './contract.js';
 import { crashModel } from './fixtures/embedded-writer.js';
@@ -170,6 +170,21 @@ describe('embedded store specifics', () => {
     const r = await ms.list(queries[1]!);
     expect(r.total).toBe(150);
     expect(names(r)[0]).toBe('p-259');
+    // the requirement driven from is the one with the fewest rows, in either order; the first on a tie
+    const broad = req('metadata.labels', 'in', ['app=web']); // 150
+    const color = req('spec.color', 'in', ['red']); // 100
+    const slug = req('spec.slug', 'in', ['s-7', 's-9']); // 2
+    const pick = (reqs: IndexRequirement[]) => (internals(ms) as unknown as { pickDriver(r: IndexRequirement[]): IndexRequirement }).pickDriver(reqs);
+    expect(pick([broad, slug])).toBe(slug);
+    expect(pick([slug, broad])).toBe(slug);
+    expect(pick([broad, color, slug])).toBe(slug);
+    expect(pick([broad, color])).toBe(color);
+    const blue = req('spec.color', 'in', ['blue']); // 100 too
+    expect(pick([color, blue])).toBe(color);
+    expect(pick([blue, color])).toBe(blue);
+    const both = await ms.list(query([broad, slug], [ts], 0, 10));
+    expect(names(both)).toEqual(['p-9', 'p-7']);
+    expect(both.total).toBe(2);
   });
 
   it('the change log\'s read and retention statements walk only the model\'s own index range, with or without planner statistics', async () => {

@@ -64,6 +64,8 @@ export const sortCol = (k: number) => `s_${k}`;
 const byCodePoint = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 /** Rows counted at most when estimating which side-table requirement to drive a list from. */
 const DRIVER_ESTIMATE_CAP = 2000;
+/** The first bound of that count (pickDriver). */
+const DRIVER_FIRST_CAP = 64;
 
 /** An object ready to be written: its row and its index values. */
 interface PreparedWrite {
@@ -348,15 +350,18 @@ export class EmbeddedModelStore implements ModelStore {
     // A bounded page selects row ids only, so filtering, sorting and skipping the offset never
     // carry the JSON documents; the page's few documents are fetched by id afterwards.
     const byRowid = q.limit !== undefined;
+    // The requirement to drive from is chosen once per list (the count and the page share it).
+    let chosen: { driver: IndexRequirement | undefined } | undefined;
+    const driver = () => (chosen ??= { driver: this.pickDriver(q.where) }).driver;
     const page = (probe: boolean) => {
-      const w = this.compileWhere(q.where, probe);
+      const w = probe ? this.compileWhere(q.where, 'probe') : this.compileWhere(q.where, driver());
       const what = byRowid ? 'o.rowid' : 'o.data';
       const sql = `SELECT ${what} FROM ${this.o} AS o${w.where} ORDER BY ${orderBy} LIMIT ? OFFSET ?`;
       return { sql, params: [...w.params, q.limit ?? -1, offset], offset, byRowid };
     };
     const sideFilter = q.where.some((r) => r.index !== NAME_INDEX && r.values.length && (r.op === 'in' || r.op === 'notin'));
     if (q.limit === undefined || !sideFilter) return page(false);
-    const total = this.count(q.where);
+    const total = this.count(q.where, driver);
     // An upper bound is enough for the heuristic: MAX(rowid) is one B-tree step, COUNT(*) a scan.
     const all = (this.stmts.get(`SELECT COALESCE(MAX(rowid), 0) FROM ${this.o}`, true).get() as number) || 1;
     // Probing visits about (offset+limit)·all/total index entries (~0.4µs each); driving handles
@@ -370,7 +375,7 @@ export class EmbeddedModelStore implements ModelStore {
   }
 
   /** Number of matches; a lone `in` is counted from the side table alone. */
-  private count(reqs: IndexRequirement[]): number {
+  private count(reqs: IndexRequirement[], driver: () => IndexRequirement | undefined = () => this.pickDriver(reqs)): number {
     const r = reqs[0];
     if (reqs.length === 1 && r!.op === 'in' && r!.index !== NAME_INDEX && r!.values.length) {
       const marks = r!.values.map(() => '?').join(', ');
@@ -379,7 +384,7 @@ export class EmbeddedModelStore implements ModelStore {
       const sql = `SELECT COUNT(${what}) FROM ${this.i} WHERE k = ${this.secondary(r!.index).k} AND value IN (${marks})`;
       return this.stmts.get(sql, true).get(...r!.values) as number;
     }
-    const w = this.compileWhere(reqs, false);
+    const w = this.compileWhere(reqs, driver());
     return this.stmts.get(`SELECT COUNT(*) FROM ${this.o} AS o${w.where}`, true).get(...w.params) as number;
   }
 
@@ -393,14 +398,15 @@ export class EmbeddedModelStore implements ModelStore {
    * Each requirement becomes one SQL condition answered from an index: in/notin use the side
    * table's primary key (k, value, name), either as a set to drive from or as a per-object
    * probe (see planPage); exists/notexists test the sort column, which is NULL exactly when
-   * the object has no value.
+   * the object has no value. `driver`: the side-table `in` to drive from (pickDriver), every
+   * other one is probed; 'probe': every one is probed.
+   * SQLite has no per-value statistics for the side table, so it would drive from whichever
+   * `IN (SELECT …)` comes first; the caller drives from the smallest instead.
    */
-  private compileWhere(reqs: IndexRequirement[], probe: boolean): { where: string; params: string[] } {
+  private compileWhere(reqs: IndexRequirement[], driver: IndexRequirement | 'probe' | undefined): { where: string; params: string[] } {
     const conds: string[] = [];
     const params: string[] = [];
-    // SQLite has no per-value statistics for the side table, so it would drive from whichever
-    // `IN (SELECT …)` comes first. Drive from the smallest `in` instead and probe the others.
-    const driver = probe ? undefined : this.pickDriver(reqs);
+    const probe = driver === 'probe';
     for (const r of reqs) {
       const negate = r.op === 'notin';
       if (r.op === 'in' || r.op === 'notin') {
@@ -430,19 +436,27 @@ export class EmbeddedModelStore implements ModelStore {
     return { where: conds.length ? ` WHERE ${conds.join(' AND ')}` : '', params };
   }
 
-  /** The side-table `in` requirement with the fewest rows (counted up to a bound), if any. */
+  /**
+   * The side-table `in` requirement with the fewest rows, if any: the first of the fewest when
+   * each is counted up to DRIVER_ESTIMATE_CAP. Counted up to a bound that grows eightfold from
+   * DRIVER_FIRST_CAP until one stays below it (then it is exact, and every other one is more),
+   * and a candidate only up to the fewest found before it: a selective term found early keeps
+   * the counting of a broad one short, in whichever order they come.
+   */
   private pickDriver(reqs: IndexRequirement[]): IndexRequirement | undefined {
     const candidates = reqs.filter((r) => r.op === 'in' && r.index !== NAME_INDEX && r.values.length > 0);
     if (candidates.length < 2) return candidates[0];
-    let best: IndexRequirement | undefined;
-    let fewest = Infinity;
-    for (const r of candidates) {
-      const marks = r.values.map(() => '?').join(', ');
-      const sql = `SELECT COUNT(*) FROM (SELECT 1 FROM ${this.i} WHERE k = ${this.secondary(r.index).k} AND value IN (${marks}) LIMIT ${DRIVER_ESTIMATE_CAP})`;
-      const n = this.stmts.get(sql, true).get(...r.values) as number;
-      if (n < fewest) [best, fewest] = [r, n];
+    for (let cap = DRIVER_FIRST_CAP; ; cap = Math.min(cap * 8, DRIVER_ESTIMATE_CAP)) {
+      let best = candidates[0]!;
+      let fewest = cap + 1;
+      for (const r of candidates) {
+        const marks = r.values.map(() => '?').join(', ');
+        const sql = `SELECT COUNT(*) FROM (SELECT 1 FROM ${this.i} WHERE k = ${this.secondary(r.index).k} AND value IN (${marks}) LIMIT ?)`;
+        const n = this.stmts.get(sql, true).get(...r.values, Math.min(fewest, cap)) as number;
+        if (n < fewest) [best, fewest] = [r, n];
+      }
+      if (fewest < cap || cap >= DRIVER_ESTIMATE_CAP) return best;
     }
-    return best;
   }
 
   /** NULL sorts first ascending and last descending in SQLite, which is what the port asks. */
