@@ -174,7 +174,8 @@ describe('embedded store specifics', () => {
     const broad = req('metadata.labels', 'in', ['app=web']); // 150
     const color = req('spec.color', 'in', ['red']); // 100
     const slug = req('spec.slug', 'in', ['s-7', 's-9']); // 2
-    const pick = (reqs: IndexRequirement[]) => (internals(ms) as unknown as { pickDriver(r: IndexRequirement[]): IndexRequirement }).pickDriver(reqs);
+    const pick = (reqs: IndexRequirement[]) =>
+      (internals(ms) as unknown as { pickDriver(r: IndexRequirement[]): { driver: IndexRequirement } }).pickDriver(reqs).driver;
     expect(pick([broad, slug])).toBe(slug);
     expect(pick([slug, broad])).toBe(slug);
     expect(pick([broad, color, slug])).toBe(slug);
@@ -185,6 +186,23 @@ describe('embedded store specifics', () => {
     const both = await ms.list(query([broad, slug], [ts], 0, 10));
     expect(names(both)).toEqual(['p-9', 'p-7']);
     expect(both.total).toBe(2);
+    // Driven from few rows, a page reads every match (no count query, no LIMIT): the total and
+    // every page, the last ones partly or wholly past the end, equal those of an unpaged list.
+    const twelve = req('spec.slug', 'in', Array.from({ length: 12 }, (_, i) => `s-${i + 1}`)); // 6 of them with app=web
+    const page4 = (offset: number) => query([broad, twelve], [ts], offset, 4);
+    const plan = (q: StoreQuery) => (internals(ms) as unknown as { planPage(q: StoreQuery): { sql: string; every?: true } }).planPage(q);
+    expect(plan(page4(0)).every).toBe(true);
+    expect(plan(page4(0)).sql).not.toMatch(/LIMIT/);
+    // a dense match (a third of all objects) is still probed along the sort index, with a LIMIT
+    expect(plan(query([broad, color], [ts], 0, 4)).every).toBeUndefined();
+    expect(plan(query([broad, color], [ts], 0, 4)).sql).toMatch(/LIMIT/);
+    const expected = (await ms.list(query([broad, twelve], [ts]))).items.map((o) => o.metadata.name);
+    expect(expected).toEqual(['p-11', 'p-9', 'p-7', 'p-5', 'p-3', 'p-1']);
+    for (const offset of [0, 4, 6, 8]) {
+      const page = await ms.list(page4(offset));
+      expect(page.total).toBe(6);
+      expect(names(page)).toEqual(expected.slice(offset, offset + 4));
+    }
   });
 
   it('the change log\'s read and retention statements walk only the model\'s own index range, with or without planner statistics', async () => {

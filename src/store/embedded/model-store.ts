@@ -66,6 +66,14 @@ const byCodePoint = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buf
 const DRIVER_ESTIMATE_CAP = 2000;
 /** The first bound of that count (pickDriver). */
 const DRIVER_FIRST_CAP = 64;
+/** A page driven from at most this many side-table rows reads every match instead of counting them first (planPage). */
+const DRIVE_EVERY = 1000;
+
+/** The requirement a list drives from, and its number of side-table rows when that was counted exactly. */
+interface Driver {
+  driver: IndexRequirement | undefined;
+  rows?: number;
+}
 
 /** An object ready to be written: its row and its index values. */
 interface PreparedWrite {
@@ -309,6 +317,12 @@ export class EmbeddedModelStore implements ModelStore {
         const p = this.planPage(q);
         if (p.total !== undefined && (p.total <= p.offset || q.limit === 0)) return { items: [], total: p.total };
         let rows = this.stmts.get(p.sql, true).all(...p.params) as (string | number)[];
+        if (p.every) {
+          // Every match's row id, in order: their number is the total, the page a slice.
+          const total = rows.length;
+          rows = rows.slice(p.offset, p.offset + q.limit!).map((id) => this.st.byRowid.get(id) as string);
+          return { items: rows.map((r) => JSON.parse(r as string) as ApiObject), total };
+        }
         if (p.byRowid) rows = rows.map((id) => this.st.byRowid.get(id) as string);
         // A page that isn't full (and isn't past the end) already tells the total.
         const known = (rows.length > 0 || p.offset === 0) && (q.limit === undefined || rows.length < q.limit);
@@ -344,15 +358,15 @@ export class EmbeddedModelStore implements ModelStore {
    * So for a bounded page with such a filter the total is counted first (the answer needs it
    * anyway) and used to choose.
    */
-  private planPage(q: StoreQuery): { sql: string; params: unknown[]; offset: number; byRowid: boolean; total?: number } {
+  private planPage(q: StoreQuery): { sql: string; params: unknown[]; offset: number; byRowid: boolean; total?: number; every?: true } {
     const offset = Math.max(0, Math.trunc(q.offset || 0));
     const orderBy = this.compileOrder(q.sort);
     // A bounded page selects row ids only, so filtering, sorting and skipping the offset never
     // carry the JSON documents; the page's few documents are fetched by id afterwards.
     const byRowid = q.limit !== undefined;
     // The requirement to drive from is chosen once per list (the count and the page share it).
-    let chosen: { driver: IndexRequirement | undefined } | undefined;
-    const driver = () => (chosen ??= { driver: this.pickDriver(q.where) }).driver;
+    let chosen: Driver | undefined;
+    const driver = () => (chosen ??= this.pickDriver(q.where)).driver;
     const page = (probe: boolean) => {
       const w = probe ? this.compileWhere(q.where, 'probe') : this.compileWhere(q.where, driver());
       const what = byRowid ? 'o.rowid' : 'o.data';
@@ -360,8 +374,8 @@ export class EmbeddedModelStore implements ModelStore {
       return { sql, params: [...w.params, q.limit ?? -1, offset], offset, byRowid };
     };
     const sideFilter = q.where.some((r) => r.index !== NAME_INDEX && r.values.length && (r.op === 'in' || r.op === 'notin'));
-    if (q.limit === undefined || !sideFilter) return page(false);
-    const total = this.count(q.where, driver);
+    const limit = q.limit;
+    if (limit === undefined || !sideFilter) return page(false);
     // An upper bound is enough for the heuristic: MAX(rowid) is one B-tree step, COUNT(*) a scan.
     const all = (this.stmts.get(`SELECT COALESCE(MAX(rowid), 0) FROM ${this.o}`, true).get() as number) || 1;
     // Probing visits about (offset+limit)·all/total index entries (~0.4µs each); driving handles
@@ -370,12 +384,24 @@ export class EmbeddedModelStore implements ModelStore {
     // spread evenly, so probing could walk most of the index: drive instead.
     const lead = q.sort[0]?.index;
     const sortFiltered = q.where.some((r) => r.index === lead && r.op === 'in');
-    const probe = !sortFiltered && (offset + q.limit) * all < 5 * total * total;
+    const drives = (total: number) => sortFiltered || (offset + limit) * all >= 5 * total * total;
+    // The driving requirement's rows bound the total from above. When they are few and driving
+    // wins even at that bound, the page is driven whatever the total: driving reads and sorts
+    // every match for any page, so the query reads every match's row id, and their number is
+    // the total (no count first).
+    const rows = (chosen ??= this.pickDriver(q.where)).rows;
+    if (rows !== undefined && rows <= DRIVE_EVERY && drives(rows)) {
+      const w = this.compileWhere(q.where, chosen.driver);
+      const sql = `SELECT o.rowid FROM ${this.o} AS o${w.where} ORDER BY ${orderBy}`;
+      return { sql, params: w.params, offset, byRowid, every: true };
+    }
+    const total = this.count(q.where, driver);
+    const probe = !drives(total);
     return { ...page(probe), total };
   }
 
   /** Number of matches; a lone `in` is counted from the side table alone. */
-  private count(reqs: IndexRequirement[], driver: () => IndexRequirement | undefined = () => this.pickDriver(reqs)): number {
+  private count(reqs: IndexRequirement[], driver: () => IndexRequirement | undefined = () => this.pickDriver(reqs).driver): number {
     const r = reqs[0];
     if (reqs.length === 1 && r!.op === 'in' && r!.index !== NAME_INDEX && r!.values.length) {
       const marks = r!.values.map(() => '?').join(', ');
@@ -443,9 +469,9 @@ export class EmbeddedModelStore implements ModelStore {
    * and a candidate only up to the fewest found before it: a selective term found early keeps
    * the counting of a broad one short, in whichever order they come.
    */
-  private pickDriver(reqs: IndexRequirement[]): IndexRequirement | undefined {
+  private pickDriver(reqs: IndexRequirement[]): Driver {
     const candidates = reqs.filter((r) => r.op === 'in' && r.index !== NAME_INDEX && r.values.length > 0);
-    if (candidates.length < 2) return candidates[0];
+    if (candidates.length < 2) return { driver: candidates[0] };
     for (let cap = DRIVER_FIRST_CAP; ; cap = Math.min(cap * 8, DRIVER_ESTIMATE_CAP)) {
       let best = candidates[0]!;
       let fewest = cap + 1;
@@ -455,7 +481,8 @@ export class EmbeddedModelStore implements ModelStore {
         const n = this.stmts.get(sql, true).get(...r.values, Math.min(fewest, cap)) as number;
         if (n < fewest) [best, fewest] = [r, n];
       }
-      if (fewest < cap || cap >= DRIVER_ESTIMATE_CAP) return best;
+      if (fewest < cap) return { driver: best, rows: fewest };
+      if (cap >= DRIVER_ESTIMATE_CAP) return { driver: best };
     }
   }
 
