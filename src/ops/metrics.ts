@@ -84,10 +84,8 @@ export class GatewayMetrics {
   /** One REST request ended with `code`, after `seconds`. */
   request(labels: ResourceLabels, code: number, seconds: number): void {
     const key = `${labels.verb}\n${labels.group}\n${labels.version}\n${labels.resource}`;
-    this.requests.inc(`${key}\n${code}`, () => ({ verb: labels.verb, group: labels.group, version: labels.version, resource: labels.resource, code: String(code) }));
-    if (labels.verb !== 'watch') {
-      this.durations.observe(key, () => ({ verb: labels.verb, group: labels.group, version: labels.version, resource: labels.resource }), seconds);
-    }
+    this.requests.inc(`${key}\n${code}`, () => ({ ...labels, code: String(code) }));
+    if (labels.verb !== 'watch') this.durations.observe(key, () => ({ ...labels }), seconds);
   }
 
   /** One GraphQL operation ended: `code` is "OK" or the first error's code. */
