@@ -356,7 +356,8 @@ export class EmbeddedModelStore implements ModelStore {
    *  - probing: walk the sort index in order and test each object with `EXISTS (… name = o.name)`,
    *    stopping after offset+limit matches; best when matches are many.
    * So for a bounded page with such a filter the total is counted first (the answer needs it
-   * anyway) and used to choose.
+   * anyway) and used to choose; unless the requirement driven from holds so few rows that
+   * driving wins whatever the total, and then the page query reads every match instead.
    */
   private planPage(q: StoreQuery): { sql: string; params: unknown[]; offset: number; byRowid: boolean; total?: number; every?: true } {
     const offset = Math.max(0, Math.trunc(q.offset || 0));
