@@ -85,7 +85,7 @@ import { expired, type ChangeLog, type FeedRetention, type LogRead } from '../fe
 import type { ApiObject } from '../object.js';
 import type { ChangeEvent, WatchEventType } from '../types.js';
 import { decodeObject, encodedSize, encodeObject, SVC, type EncodedObject, type StoredDoc } from './document.js';
-import { within } from './bounded.js';
+import { TimeBounds } from './bounded.js';
 import { guard, isDuplicateKey } from './errors.js';
 
 export const FEED_META = '_svc_feed';
@@ -168,7 +168,11 @@ export class FeedWriter {
   /** Something of this process may still be pending in a log (a doubtful write): keep the lease. */
   busy: () => boolean = () => false;
 
-  constructor(db: Db) {
+  /** `bounds`: the abort signals of the store's operations (bounded.ts). */
+  constructor(
+    db: Db,
+    readonly bounds = new TimeBounds(),
+  ) {
     this.meta = db.collection<MetaDoc>(FEED_META);
   }
 
@@ -226,12 +230,12 @@ export class FeedWriter {
       }
       for (const g of groups.values()) {
         try {
-          const r = await g.coll.updateMany({ _id: { $in: g.ids }, s: 'p' }, { $set: { s: g.s } }, within(LEASE_SELF_STALE_MS));
+          const r = await g.coll.updateMany({ _id: { $in: g.ids }, s: 'p' }, { $set: { s: g.s } }, this.bounds.within(LEASE_SELF_STALE_MS));
           let left = new Set<string>();
           if (r.matchedCount < g.ids.length) {
             // Fewer matched than sent (seen on FerretDB under concurrent writes): keep those
             // still pending for the next batch.
-            const still = await g.coll.find({ _id: { $in: g.ids }, s: 'p' }, { projection: { _id: 1 }, ...within(LEASE_SELF_STALE_MS) }).toArray();
+            const still = await g.coll.find({ _id: { $in: g.ids }, s: 'p' }, { projection: { _id: 1 }, ...this.bounds.within(LEASE_SELF_STALE_MS) }).toArray();
             left = new Set(still.map((d) => d._id));
           }
           for (const id of g.ids) {
@@ -271,7 +275,7 @@ export class FeedWriter {
     const started = Date.now();
     try {
       // A renewal that took longer than the lease is useless: give up on it (and its connection).
-      await this.meta.updateOne({ _id: `writer:${this.id}` }, { $set: { at: new Date() } }, { upsert: true, ...within(LEASE_SELF_STALE_MS) });
+      await this.meta.updateOne({ _id: `writer:${this.id}` }, { $set: { at: new Date() } }, { upsert: true, ...this.bounds.within(LEASE_SELF_STALE_MS) });
       // Never backwards: the lease is as fresh as the latest renewal that started and succeeded.
       if (started > this.lastRenewed) this.lastRenewed = started;
     } catch {
@@ -404,7 +408,7 @@ export class MongoChangeLog implements ChangeLog {
       if (c.previous && c.type === 'MODIFIED') doc.b = encodeObject(c.previous);
       let ours = false;
       try {
-        await guard(() => this.coll(p).insertOne(doc, within(this.opMs)));
+        await guard(() => this.coll(p).insertOne(doc, this.writer.bounds.within(this.opMs)));
         ours = true;
       } catch (e) {
         if (!isDuplicateKey(e)) {
@@ -416,7 +420,7 @@ export class MongoChangeLog implements ChangeLog {
         // deduplication (FerretDB started with --repl-set-name) the retry finds our own first
         // attempt (test/store/mongo-feed-retry.test.ts).
         try {
-          ours = (await guard(() => this.coll(p).findOne({ _id: doc._id }, { projection: { k: 1 }, ...within(this.opMs) })))?.k === doc.k;
+          ours = (await guard(() => this.coll(p).findOne({ _id: doc._id }, { projection: { k: 1 }, ...this.writer.bounds.within(this.opMs) })))?.k === doc.k;
         } catch (lookup) {
           this.doubt(doc._id, 'entry');
           throw lookup;
@@ -513,12 +517,12 @@ export class MongoChangeLog implements ChangeLog {
             await coll.updateOne(
               { _id: id },
               { $setOnInsert: { s: 'a', t: 'ADDED', n: '', o: '', g: '', w: 'abandoned', at: new Date() } },
-              { upsert: true, ...within(LEASE_SELF_STALE_MS) },
+              { upsert: true, ...this.writer.bounds.within(LEASE_SELF_STALE_MS) },
             );
           } catch (e) {
             if (!isDuplicateKey(e)) throw e; // someone inserted it meanwhile: fenced too
           }
-          await coll.updateOne({ _id: id, s: 'p', w: this.writer.id }, { $set: { s: 'a' } }, within(LEASE_SELF_STALE_MS));
+          await coll.updateOne({ _id: id, s: 'p', w: this.writer.id }, { $set: { s: 'a' } }, this.writer.bounds.within(LEASE_SELF_STALE_MS));
           this.doubtful.delete(id);
           settled = true;
           continue;
@@ -532,13 +536,13 @@ export class MongoChangeLog implements ChangeLog {
             continue; // no answer again: the next tick tries again
           }
         }
-        const d = await coll.findOne({ _id: id }, within(LEASE_SELF_STALE_MS));
+        const d = await coll.findOne({ _id: id }, this.writer.bounds.within(LEASE_SELF_STALE_MS));
         let s: 'c' | 'a' | undefined;
         if (!d || d.s !== 'p') s = undefined;
         else if (await this.happened(d)) s = 'c';
         else if (complete || Date.now() - since > DOUBT_MS) s = 'a';
         else continue;
-        if (s) await coll.updateOne({ _id: id, s: 'p' }, { $set: { s } }, within(LEASE_SELF_STALE_MS));
+        if (s) await coll.updateOne({ _id: id, s: 'p' }, { $set: { s } }, this.writer.bounds.within(LEASE_SELF_STALE_MS));
         this.doubtful.delete(id);
         settled = true;
       }
@@ -620,7 +624,7 @@ export class MongoChangeLog implements ChangeLog {
   /** The head hint; `writing`: on the writer side of a request (time-bounded). Readers share queries (Fresh). */
   private async hint(writing = false): Promise<bigint> {
     if (!writing) return this.freshHint.get();
-    const h = await guard(() => this.meta.findOne({ _id: `head:${this.key}` }, within(this.opMs)));
+    const h = await guard(() => this.meta.findOne({ _id: `head:${this.key}` }, this.writer.bounds.within(this.opMs)));
     return h?.n ? BigInt(h.n) : 0n;
   }
 

@@ -15,7 +15,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type Collection, type CommandStartedEvent, type Db, type Filter } from 'mongodb';
-import { bounded, within } from './bounded.js';
+import { bounded, TimeBounds } from './bounded.js';
 import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
 import { Claims, type ClaimDoc } from './claims.js';
 import { casFilter, collectionNames, enc, fromDoc, SVC, toDoc, uniqueValues, type StoredDoc, type SvcFields } from './document.js';
@@ -92,6 +92,8 @@ class MongoStore implements Store {
   /** Per model key: the handle that serves writes, and every handle handed out. */
   private readonly routes = new Map<string, MongoRoute>();
   private readonly writer: FeedWriter;
+  /** The abort signals of this store's driver operations (bounded.ts). */
+  private readonly bounds = new TimeBounds();
   private readonly retention: FeedRetention;
   /** Whether the server is FerretDB (non-atomic conditional writes, see cas.ts); asked once. */
   private ferret?: Promise<boolean>;
@@ -103,7 +105,7 @@ class MongoStore implements Store {
     private readonly db: Db,
     private readonly options: MongoStoreOptions,
   ) {
-    this.writer = new FeedWriter(db);
+    this.writer = new FeedWriter(db, this.bounds);
     this.writer.busy = () => [...this.feeds.values()].some((f) => f.log.doubting);
     this.retention = options.retention ?? retentionFromEnv();
     this.stopRescue = watchStalledWrites(client);
@@ -131,7 +133,7 @@ class MongoStore implements Store {
     try {
       const heads = await this.db
         .collection<{ _id: string; n?: number }>(FEED_META)
-        .find({ _id: { $in: watched.map(([key]) => `head:${key}`) } }, within(HINT_POLL_MS * 8))
+        .find({ _id: { $in: watched.map(([key]) => `head:${key}`) } }, this.bounds.within(HINT_POLL_MS * 8))
         .toArray();
       const n = new Map(heads.map((h) => [h._id, h.n]));
       for (const [key, f] of watched) {
@@ -165,9 +167,9 @@ class MongoStore implements Store {
     if (!route) this.routes.set(model.key, (route = { handles: new Set(), recent: new Map() }));
     // The request path gets time-bounded collections (see bounded.ts); the setup below does not.
     const ms = this.options.operationTimeoutMS;
-    const bObjects = bounded(objects, ms);
-    const bClaims = bounded(this.db.collection<ClaimDoc>(names.claims), ms);
-    const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms), writers);
+    const bObjects = bounded(objects, ms, this.bounds);
+    const bClaims = bounded(this.db.collection<ClaimDoc>(names.claims), ms, this.bounds);
+    const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms, this.bounds), writers);
     const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
     const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects, writers), bCas, f.log, f.feed, route, bounded(models, ms));
     next.scans = ferret;
