@@ -10,8 +10,8 @@
  * which cannot help when the server does not run. What the driver does honour is an AbortSignal
  * per operation: on abort it fails the operation (also while waiting for a pool connection or
  * server selection) and closes that one connection, so the server drops the command and the
- * pool replaces the connection. `bounded(collection, ms)` passes `AbortSignal.timeout(ms)` to
- * every operation of the request path (not to index builds or feed polling, which use the plain
+ * pool replaces the connection. `bounded(collection, ms)` passes a signal that aborts `ms` (to
+ * `ms` + SHARE_MS) after the operation starts to every operation of the request path (not to index builds or feed polling, which use the plain
  * collection and may legitimately run longer).
  *
  * Operations share their signals (TimeBounds): a timeout signal costs about 18 µs of CPU over its
