@@ -106,9 +106,12 @@ export class Unavailable extends ApiError {
     super(503, 'UNAVAILABLE', 'Service Unavailable', detail);
   }
 
-  /** The store answered too late: overloaded or stalled rather than unreachable. */
-  static storeTooSlow(ms: number): Unavailable {
-    return new Unavailable(`The store did not answer within ${ms} ms; try again later.`);
+  /**
+   * The store failed: unreachable, or, given the deadline it missed (`timeoutMs` of a store
+   * timeout), too slow (overloaded or stalled).
+   */
+  static fromStore(timeoutMs: number | undefined): Unavailable {
+    return timeoutMs === undefined ? new Unavailable() : new Unavailable(`The store did not answer within ${timeoutMs} ms; try again later.`);
   }
 }
 export class Internal extends ApiError {

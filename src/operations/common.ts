@@ -4,7 +4,7 @@ import { attributesOf, denial, type Attributes, type Decision } from '../securit
 import type { WriteVerb } from '../registry/hooks.js';
 import type { ApiObject } from '../store/object.js';
 import { validateObject } from '../registry/strategy.js';
-import { StoreError, StoreTimeout } from '../store/errors.js';
+import { StoreError } from '../store/errors.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
 /** The attributes of a request on a model, as the HTTP pipeline and the @auth directive build them. */
@@ -75,7 +75,7 @@ export function storeFailure(entry: ModelEntry, name: string, err: unknown): nev
       case 'Expired':
         throw new Gone(err.message);
       case 'Unavailable':
-        throw err instanceof StoreTimeout ? Unavailable.storeTooSlow(err.ms) : new Unavailable();
+        throw Unavailable.fromStore(err.timeoutMs);
     }
   }
   throw err;

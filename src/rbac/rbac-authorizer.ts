@@ -10,7 +10,7 @@ import type { SecurityGeneration } from '../auth/generation.js';
 import type { Caller } from '../security/identity.js';
 import { Unavailable } from '../errors/index.js';
 import type { ApiObject } from '../store/object.js';
-import { isStoreError, StoreTimeout } from '../store/errors.js';
+import { isStoreError } from '../store/errors.js';
 import type { ModelStore, StoreQuery } from '../store/types.js';
 import type { Attributes, Authorizer, Decision } from '../security/authorizer.js';
 import { grantedNames, rulesAllow, type MatchRequest } from './match.js';
@@ -49,7 +49,7 @@ async function guard<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (e) {
-    if (isStoreError(e, 'Unavailable')) throw e instanceof StoreTimeout ? Unavailable.storeTooSlow(e.ms) : new Unavailable();
+    if (isStoreError(e, 'Unavailable')) throw Unavailable.fromStore(e.timeoutMs);
     throw e;
   }
 }

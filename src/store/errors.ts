@@ -11,6 +11,9 @@ export type StoreErrorCode =
   | 'Unavailable';
 
 export class StoreError extends Error {
+  /** Set when the store did not answer within this many ms (StoreTimeout). */
+  declare readonly timeoutMs?: number;
+
   constructor(
     readonly code: StoreErrorCode,
     message: string,
@@ -29,7 +32,7 @@ export class StoreError extends Error {
  */
 export class StoreTimeout extends StoreError {
   constructor(
-    readonly ms: number,
+    override readonly timeoutMs: number,
     message: string,
   ) {
     super('Unavailable', message);

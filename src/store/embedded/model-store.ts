@@ -317,16 +317,13 @@ export class EmbeddedModelStore implements ModelStore {
         const p = this.planPage(q);
         if (p.total !== undefined && (p.total <= p.offset || q.limit === 0)) return { items: [], total: p.total };
         let rows = this.stmts.get(p.sql, true).all(...p.params) as (string | number)[];
-        if (p.every) {
-          // Every match's row id, in order: their number is the total, the page a slice.
-          const total = rows.length;
-          rows = rows.slice(p.offset, p.offset + q.limit!).map((id) => this.st.byRowid.get(id) as string);
-          return { items: rows.map((r) => JSON.parse(r as string) as ApiObject), total };
-        }
+        // Every match's row id, in order: their number is the total, the page a slice.
+        const every = p.every ? rows.length : undefined;
+        if (p.every) rows = rows.slice(p.offset, p.offset + q.limit!);
         if (p.byRowid) rows = rows.map((id) => this.st.byRowid.get(id) as string);
         // A page that isn't full (and isn't past the end) already tells the total.
         const known = (rows.length > 0 || p.offset === 0) && (q.limit === undefined || rows.length < q.limit);
-        const total = p.total ?? (known ? p.offset + rows.length : this.count(q.where));
+        const total = every ?? p.total ?? (known ? p.offset + rows.length : this.count(q.where));
         return { items: rows.map((r) => JSON.parse(r as string) as ApiObject), total };
       }),
     );
@@ -367,7 +364,8 @@ export class EmbeddedModelStore implements ModelStore {
     const byRowid = q.limit !== undefined;
     // The requirement to drive from is chosen once per list (the count and the page share it).
     let chosen: Driver | undefined;
-    const driver = () => (chosen ??= this.pickDriver(q.where)).driver;
+    const choose = () => (chosen ??= this.pickDriver(q.where));
+    const driver = () => choose().driver;
     const page = (probe: boolean) => {
       const w = probe ? this.compileWhere(q.where, 'probe') : this.compileWhere(q.where, driver());
       const what = byRowid ? 'o.rowid' : 'o.data';
@@ -390,9 +388,9 @@ export class EmbeddedModelStore implements ModelStore {
     // wins even at that bound, the page is driven whatever the total: driving reads and sorts
     // every match for any page, so the query reads every match's row id, and their number is
     // the total (no count first).
-    const rows = (chosen ??= this.pickDriver(q.where)).rows;
+    const { rows } = choose();
     if (rows !== undefined && rows <= DRIVE_EVERY && drives(rows)) {
-      const w = this.compileWhere(q.where, chosen.driver);
+      const w = this.compileWhere(q.where, driver());
       const sql = `SELECT o.rowid FROM ${this.o} AS o${w.where} ORDER BY ${orderBy}`;
       return { sql, params: w.params, offset, byRowid, every: true };
     }
