@@ -17,14 +17,15 @@
  * `::` adds environment variables for that gateway alone (to compare a setting read from the
  * environment).
  *
- * Scenarios: rest-get, gql-get, gql-noop (`{ __typename }`), rest-list, gql-list, create.
+ * Scenarios: rest-get, gql-get, gql-noop (`{ __typename }`), gql-field (the get selecting only
+ * `kind`), rest-list, gql-list, create.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { COLLECTION_PATH, GQL_GET, GQL_LIST, NAMES, objectName, personBody, TEAM_LABEL, teamOf } from './lib/dataset.js';
+import { COLLECTION_PATH, GQL_GET, GQL_GET_KIND, GQL_LIST, NAMES, objectName, personBody, TEAM_LABEL, teamOf } from './lib/dataset.js';
 
 const OBJECTS = 300;
 const PASSWORD = 'pw-bench-123456';
@@ -100,6 +101,9 @@ class Gateway {
       'rest-get': (i: number) => g.request('GET', `${COLLECTION_PATH}/${objectName(i % OBJECTS)}`),
       'gql-get': (i: number) => g.request('POST', '/graphql', JSON.stringify({ query: GQL_GET, variables: { name: objectName(i % OBJECTS) } })),
       'gql-noop': () => g.request('POST', '/graphql', '{"query":"{ __typename }"}'),
+      // The get with one selected field: what the fields themselves cost, against gql-get.
+      'gql-field': (i: number) =>
+        g.request('POST', '/graphql', JSON.stringify({ query: GQL_GET_KIND, variables: { name: objectName(i % OBJECTS) } })),
       'rest-list': (i: number) => g.request('GET', list(NAMES[i % NAMES.length]!, teamOf(i % NAMES.length))),
       'gql-list': (i: number) =>
         g.request(

@@ -78,6 +78,8 @@ const PERSON_FIELDS =
   'spec { name age gender } status { phase }';
 
 export const GQL_GET = `query Get($name: String!) { peopleExampleCom_v1alpha1_person(name: $name) { ${PERSON_FIELDS} } }`;
+/** The same get selecting one field (bench/cpu-pair.ts `gql-field`). */
+export const GQL_GET_KIND = 'query Get($name: String!) { peopleExampleCom_v1alpha1_person(name: $name) { kind } }';
 
 export const GQL_LIST =
   'query List($fs: [String!], $ls: [String!], $sort: [String!], $page: Int, $size: Int) { ' +
