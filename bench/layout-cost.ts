@@ -10,7 +10,8 @@
  *   - scan     a filter FerretDB cannot push down (every list): every document is read and decoded.
  * The variants:
  *   layout 1      `{_id, v, g, o: JSON text, f, i, s}` (before CONTRACT §11)
- *   layout 2      the current native layout (document.ts)
+ *   layout 2      the native layout (document.ts) before text indexes: every index's values under `_svc`
+ *   current       layout 2 with spec.name and spec.gender served from their fields (text indexes)
  *   no real dup   layout 2 without `_svc.i`/`_svc.s` entries of indexes that have a real path
  *                 (spec.name, spec.gender, metadata.creationTimestamp)
  *   no _svc.i/s   layout 2 without any index values (only v, g, f under `_svc`)
@@ -31,6 +32,7 @@ import { NAMES, objectName, personBody, teamOf } from './lib/dataset.js';
 const N = Number(process.argv[2] ?? 1000);
 const GETS = 300;
 const SCANS = 10;
+/** The Person model as the registry compiles it: spec.name and spec.gender are text indexes (strings). */
 const model: StorageModel = {
   key: 'people.example.com/v1alpha1/persons',
   indexes: [
@@ -38,8 +40,8 @@ const model: StorageModel = {
     { name: 'metadata.labels', unique: false, order: 'ASC', fingerprint: 'builtin:labels' },
     { name: 'metadata.creationTimestamp', unique: false, order: 'DESC', fingerprint: 'builtin:creationTimestamp' },
     { name: 'metadata.deletionTimestamp', unique: false, order: 'ASC', fingerprint: 'builtin:deletionTimestamp' },
-    { name: 'spec.name', unique: false, order: 'ASC', fingerprint: 'path:spec.name|unique=false|order=ASC', path: 'spec.name' },
-    { name: 'spec.gender', unique: false, order: 'ASC', fingerprint: 'path:spec.gender|unique=false|order=ASC', path: 'spec.gender' },
+    { name: 'spec.name', unique: false, order: 'ASC', fingerprint: 'path:spec.name|unique=false|order=ASC|type=text', path: 'spec.name', text: true },
+    { name: 'spec.gender', unique: false, order: 'ASC', fingerprint: 'path:spec.gender|unique=false|order=ASC|type=text', path: 'spec.gender', text: true },
   ],
   indexValues: (o) => ({
     'metadata.labels': labelIndexValues(o.metadata.labels),
@@ -48,13 +50,16 @@ const model: StorageModel = {
     'spec.gender': [(o.spec as { gender: string }).gender],
   }),
 };
+/** The same model before text indexes: every index kept its values under `_svc`. */
+const modelBefore: StorageModel = { ...model, indexes: model.indexes.map(({ text: _, ...d }) => d) };
 const person = (i: number): ApiObject => {
   const o = personBody(i) as unknown as ApiObject;
   o.metadata.version = 1;
   o.metadata.creationTimestamp = new Date(1_790_000_000_000 + i * 1000).toISOString();
   return o;
 };
-const layoutTwo = (o: ApiObject): Document => toDoc(model, o, 'f3a9c1d2e4b5a697', '00000000000000000007');
+const layoutTwo = (o: ApiObject): Document => toDoc(modelBefore, o, 'f3a9c1d2e4b5a697', '00000000000000000007');
+const current = (o: ApiObject): Document => toDoc(model, o, 'f3a9c1d2e4b5a697', '00000000000000000007');
 const withoutIndexValues = (keys?: string[]) => (o: ApiObject): Document => {
   const d = layoutTwo(o);
   for (const k of keys ?? Object.keys(d._svc.i)) {
@@ -67,19 +72,19 @@ const withoutIndexValues = (keys?: string[]) => (o: ApiObject): Document => {
   }
   return d;
 };
-const variants: { name: string; doc: (o: ApiObject) => Document; indexes: boolean }[] = [
+const variants: { name: string; doc: (o: ApiObject) => Document; indexes?: StorageModel }[] = [
   {
     name: 'layout 1 (JSON text)',
     doc: (o) => {
       const d = layoutTwo(o);
       return { _id: d._id, v: 1, g: d._svc.g, o: JSON.stringify(o), f: d._svc.f, i: d._svc.i, s: d._svc.s };
     },
-    indexes: false,
   },
-  { name: 'layout 2 (current)', doc: layoutTwo, indexes: true },
-  { name: 'layout 2, no indexes', doc: layoutTwo, indexes: false },
-  { name: 'no real-path dup in _svc', doc: withoutIndexValues(['spec%2Ename', 'spec%2Egender', 'metadata%2EcreationTimestamp']), indexes: false },
-  { name: 'no _svc.i/_svc.s', doc: withoutIndexValues(), indexes: false },
+  { name: 'layout 2 before text indexes', doc: layoutTwo, indexes: modelBefore },
+  { name: 'layout 2 (current: text indexes)', doc: current, indexes: model },
+  { name: 'layout 2, no indexes', doc: layoutTwo },
+  { name: 'no real-path dup in _svc', doc: withoutIndexValues(['spec%2Ename', 'spec%2Egender', 'metadata%2EcreationTimestamp']) },
+  { name: 'no _svc.i/_svc.s', doc: withoutIndexValues() },
   {
     name: 'no _svc',
     doc: (o) => {
@@ -87,7 +92,6 @@ const variants: { name: string; doc: (o: ApiObject) => Document; indexes: boolea
       delete d._svc;
       return d;
     },
-    indexes: false,
   },
   {
     name: 'Parse Server',
@@ -96,7 +100,6 @@ const variants: { name: string; doc: (o: ApiObject) => Document; indexes: boolea
       const at = new Date(o.metadata.creationTimestamp!);
       return { _id: o.metadata.name, name: NAMES[i % NAMES.length], age: i % 90, gender: i % 2 ? 'FEMALE' : 'MALE', team: teamOf(i), tier: `tier-${i % 3}`, _created_at: at, _updated_at: at };
     },
-    indexes: false,
   },
 ];
 
@@ -129,7 +132,7 @@ try {
   for (const [n, v] of variants.entries()) {
     const coll = client.db().collection(`v${n}`);
     await client.db().createCollection(`v${n}`);
-    if (v.indexes) await coll.createIndexes(physicalIndexes(model));
+    if (v.indexes) await coll.createIndexes(physicalIndexes(v.indexes));
     const docs = Array.from({ length: N }, (_, i) => v.doc(person(i)));
     const insert = await perOp(N, (k) => coll.insertOne(docs[k]!));
     let x = 12345;

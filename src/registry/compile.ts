@@ -101,13 +101,14 @@ export function compileModel(decl: ModelDeclaration, opts: CompileOptions = {}):
     storage: {
       key,
       ...(opts.pluginVersion !== undefined && { version: opts.pluginVersion }),
-      indexes: indexes.map(({ name, unique, order, fingerprint, path, numeric }) => ({
+      indexes: indexes.map(({ name, unique, order, fingerprint, path, numeric, text }) => ({
         name,
         unique,
         order,
         fingerprint,
         ...(path !== undefined && { path }),
         ...(numeric && { numeric }),
+        ...(text && { text }),
       })),
       indexValues(obj) {
         const out: IndexValues = {};

@@ -102,6 +102,26 @@ export function isNumericPath(schema: Schema | undefined, segs: string[]): boole
   return types.length > 0 && types.every((x) => x === 'integer' || x === 'number');
 }
 
+/**
+ * Whether a path leads, in the model's JSON Schema, to one `string` field with no array on the
+ * way or at the end (each of its types `string` or `null`): such an index's values are exactly
+ * the field's own text, at most one, so a store may filter and sort on the field itself.
+ */
+export function isTextPath(schema: Schema | undefined, segs: string[]): boolean {
+  if (!schema) return false;
+  const isArray = (n: Schema) => n.type === 'array' || (Array.isArray(n.type) && n.type.includes('array')) || n.items !== undefined;
+  let node: Schema | undefined = resolveRef(schema, schema);
+  for (const seg of segs) {
+    if (!node || isArray(node)) return false;
+    const props = node.properties as Record<string, Schema> | undefined;
+    node = resolveRef(schema, props && Object.prototype.hasOwnProperty.call(props, seg) ? props[seg] : undefined);
+  }
+  if (!node || isArray(node)) return false;
+  const t = node.type;
+  const types = Array.isArray(t) ? t.filter((x) => x !== 'null') : [t];
+  return types.length > 0 && types.every((x) => x === 'string');
+}
+
 /** Compiles declared IndexSpecs; throws IndexSpecError on any rule violation. */
 export function compileIndexes(specs: IndexSpec[] | undefined, where: string, schema?: Record<string, unknown>): CompiledIndex[] {
   const out: CompiledIndex[] = [...DEFAULT_INDEXES];
@@ -125,6 +145,7 @@ export function compileIndexes(specs: IndexSpec[] | undefined, where: string, sc
     let values: (o: ApiObject) => string[];
     let source: string;
     let numeric = false;
+    let text = false;
     let path: string | undefined;
     if (hasPath) {
       if (typeof spec.path !== 'string' || !PATH.test(spec.path)) {
@@ -133,6 +154,7 @@ export function compileIndexes(specs: IndexSpec[] | undefined, where: string, sc
       const segs = spec.path.split('.');
       values = (o) => dedupe(valuesAtPath(o, segs));
       numeric = isNumericPath(schema, segs);
+      text = isTextPath(schema, segs);
       source = `path:${spec.path}`;
       path = spec.path;
     } else {
@@ -151,10 +173,11 @@ export function compileIndexes(specs: IndexSpec[] | undefined, where: string, sc
       order,
       builtin: false,
       // The type is part of the fingerprint: a model whose index changes type is reindexed.
-      fingerprint: `${source}|unique=${unique}|order=${order}${numeric ? '|type=number' : ''}`,
+      fingerprint: `${source}|unique=${unique}|order=${order}${numeric ? '|type=number' : text ? '|type=text' : ''}`,
       values,
       ...(path !== undefined && { path }),
       ...(numeric && { numeric }),
+      ...(text && { text }),
     });
   }
   return out;

@@ -45,6 +45,8 @@ export interface CompiledIndex {
   path?: string;
   /** A path index over an `integer`/`number` field: sorts and compares as numbers (docs/API.md §7). */
   numeric?: boolean;
+  /** A path index over one `string` field with no array on the way (isTextPath). */
+  text?: boolean;
   values(obj: ApiObject): string[];
 }
 

@@ -33,6 +33,13 @@ export interface IndexDescriptor {
    * (and sorts after every number). Changing it changes the fingerprint (a rebuild).
    */
   numeric?: boolean;
+  /**
+   * Values are the text of one string field reached through no array (a path index over a
+   * `string` field): at most one value per object, and that value is the field as stored. A store
+   * may filter and sort on the field itself instead of keeping a copy of the value. Part of the
+   * fingerprint (`|type=text`), like `numeric`.
+   */
+  text?: boolean;
 }
 
 /** Index values of one object: index name -> values (strings, de-duplicated; empty = no value). */

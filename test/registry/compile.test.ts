@@ -57,7 +57,46 @@ describe('compileModel', () => {
     const numeric = m.storage.indexes.filter((d) => d.numeric).map((d) => d.name);
     expect(numeric).toEqual(['spec.year', 'spec.scores', 'spec.other.year', 'status.score']);
     expect(m.storage.indexes.find((d) => d.name === 'spec.year')!.fingerprint).toMatch(/\|type=number$/);
-    expect(m.storage.indexes.find((d) => d.name === 'spec.name')!.fingerprint).not.toMatch(/type=/);
+    expect(m.storage.indexes.find((d) => d.name === 'spec.name')!.fingerprint).not.toMatch(/type=number/);
+  });
+
+  it('marks path indexes over one string field text (through $ref and nullable types, never through an array), and says so in the fingerprint', () => {
+    const m = compileModel({
+      ...base,
+      schema: {
+        properties: {
+          spec: { $ref: '#/$defs/Spec' },
+          status: { type: 'object', properties: { phase: { type: ['string', 'null'] }, count: { type: 'integer' } } },
+        },
+        $defs: {
+          Spec: {
+            type: 'object',
+            properties: {
+              name: { type: 'string', maxLength: 40 },
+              kind: { type: 'string', enum: ['a', 'b'] },
+              tags: { type: 'array', items: { type: 'string' } },
+              either: { type: ['string', 'array'], items: { type: 'string' } },
+              items: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } } },
+              mixed: { type: ['string', 'integer'] },
+              loose: {},
+              map: { type: 'object', additionalProperties: { type: 'string' } },
+              other: { $ref: '#/$defs/Spec' },
+            },
+          },
+        },
+      },
+      indexes: [
+        'spec.name', 'spec.kind', 'spec.tags', 'spec.either', 'spec.items.name', 'spec.mixed', 'spec.loose', 'spec.map.x',
+        'spec.other.name', 'spec.missing', 'status.phase', 'status.count',
+      ].map((path) => ({ name: path, path })),
+    });
+    const text = m.storage.indexes.filter((d) => d.text).map((d) => d.name);
+    expect(text).toEqual(['spec.name', 'spec.kind', 'spec.other.name', 'status.phase']);
+    expect(m.storage.indexes.find((d) => d.name === 'spec.name')!.fingerprint).toBe('path:spec.name|unique=false|order=ASC|type=text');
+    expect(m.storage.indexes.find((d) => d.name === 'spec.tags')!.fingerprint).toBe('path:spec.tags|unique=false|order=ASC');
+    // The defaults and indexFunc indexes are never text indexes.
+    const f = compileModel({ ...base, schema: m.schema, indexes: [{ name: 'spec.upper', indexFunc: (o) => String((o.spec as { name?: string } | undefined)?.name).toUpperCase() }] });
+    expect(f.storage.indexes.filter((d) => d.text)).toEqual([]);
   });
 
   it('lets the platform use the core group', () => {

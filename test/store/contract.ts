@@ -80,6 +80,13 @@ export const BASE: IndexDef[] = [
 export const SIZE = ix('spec.size', (o) => (spec(o).size === undefined ? [] : [String(spec(o).size)]));
 /** spec.size over a field whose schema type is number (docs/API.md §7): sorts and compares numbers. */
 export const SIZE_NUMERIC = ix('spec.size', SIZE.values, { fingerprint: 'path:spec.size|type=number', numeric: true });
+/**
+ * spec.color as a text index (IndexDescriptor.text: one string field, no array on the way), as
+ * the registry declares it for a `string` field: a store may query the field itself (MongoDB
+ * does, store/mongo/document.ts nativePath); every answer must stay the same.
+ */
+export const COLOR_TEXT = ix('spec.color', (o) => one(spec(o).color), { fingerprint: 'path:spec.color|type=text', text: true });
+export const BASE_TEXT: IndexDef[] = BASE.map((x) => (x.d.name === 'spec.color' ? COLOR_TEXT : x));
 /** Same index name as spec.color, different derivation (and so a different fingerprint). */
 const COLOR_UPPER = ix('spec.color', (o) => one(spec(o).color?.toUpperCase()), {
   fingerprint: 'func:upper(spec.color)',
@@ -339,275 +346,278 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
       });
     });
 
-    describe('list: requirements, sort, window', () => {
-      let ms: ModelStore;
-      // Each answer below is worked out by hand from this dataset.
-      const data = [
-        widget('e', { color: 'green' }, { labels: { tier: 'back' }, ts: '2024-01-04T00:00:00Z' }),
-        widget(
-          'b',
-          { slug: 'slug-b', tags: ['y'], color: 'blue' },
-          { labels: { app: 'db' }, ts: '2024-01-01T00:00:00Z', deletionTimestamp: '2024-02-01T00:00:00Z' },
-        ),
-        widget('d', { slug: 'slug-d', tags: ['z', 'x'], color: 'red' }, { labels: {}, ts: '2024-01-05T00:00:00Z' }),
-        widget(
-          'a',
-          { slug: 'slug-a', tags: ['x', 'y'], color: 'red' },
-          { labels: { app: 'web', tier: 'front' }, ts: '2024-01-03T00:00:00Z' },
-        ),
-        widget('c', { tags: [] }, { labels: { app: 'web' }, ts: '2024-01-02T00:00:00Z' }),
-      ];
-      const find = async (...where: IndexRequirement[]) => names(await ms.list(query(where)));
-      const sorted = async (...sort: SortTerm[]) => names(await ms.list(query([], sort)));
-
-      beforeAll(async () => {
-        ms = await store.model(makeModel());
-        for (const o of data) await ms.create(o);
-      });
-
-      it('no requirement lists everything in name order', async () => {
-        const r = await ms.list(query());
-        expect(names(r)).toEqual(['a', 'b', 'c', 'd', 'e']);
-        expect(r.total).toBe(5);
-        expect(r.items.find((o) => o.metadata.name === 'a')).toEqual(data[3]);
-      });
-
-      it('single-valued index: in, notin, exists, notexists', async () => {
-        expect(await find(req('spec.color', 'in', ['red']))).toEqual(['a', 'd']);
-        expect(await find(req('spec.color', 'in', ['red', 'blue']))).toEqual(['a', 'b', 'd']);
-        expect(await find(req('spec.color', 'in', ['purple']))).toEqual([]);
-        expect(await find(req('spec.color', 'notin', ['red']))).toEqual(['b', 'c', 'e']);
-        expect(await find(req('spec.color', 'notin', ['red', 'green']))).toEqual(['b', 'c']);
-        expect(await find(req('spec.color', 'exists'))).toEqual(['a', 'b', 'd', 'e']);
-        expect(await find(req('spec.color', 'notexists'))).toEqual(['c']);
-        expect(await find(req('metadata.deletionTimestamp', 'exists'))).toEqual(['b']);
-        expect(await find(req('metadata.creationTimestamp', 'in', ['2024-01-02T00:00:00Z']))).toEqual(['c']);
-      });
-
-      it('multi-valued index: in = some value, notin = no value', async () => {
-        expect(await find(req('spec.tags', 'in', ['x']))).toEqual(['a', 'd']);
-        expect(await find(req('spec.tags', 'in', ['y', 'z']))).toEqual(['a', 'b', 'd']);
-        // a has x and y: having one value outside the set doesn't make it match notin
-        expect(await find(req('spec.tags', 'notin', ['y']))).toEqual(['c', 'd', 'e']);
-        expect(await find(req('spec.tags', 'notin', ['x']))).toEqual(['b', 'c', 'e']);
-        // an empty array is no value
-        expect(await find(req('spec.tags', 'exists'))).toEqual(['a', 'b', 'd']);
-        expect(await find(req('spec.tags', 'notexists'))).toEqual(['c', 'e']);
-      });
-
-      it('label requirements on metadata.labels', async () => {
-        expect(await find(req('metadata.labels', 'in', ['app=web']))).toEqual(['a', 'c']); // app=web
-        expect(await find(req('metadata.labels', 'notin', ['app=web']))).toEqual(['b', 'd', 'e']); // app!=web
-        expect(await find(req('metadata.labels', 'in', ['app']))).toEqual(['a', 'b', 'c']); // app
-        expect(await find(req('metadata.labels', 'notin', ['app']))).toEqual(['d', 'e']); // !app
-        expect(await find(req('metadata.labels', 'in', ['tier=front', 'app=db']))).toEqual(['a', 'b']);
-        expect(await find(req('metadata.labels', 'exists'))).toEqual(['a', 'b', 'c', 'e']);
-        expect(await find(req('metadata.labels', 'notexists'))).toEqual(['d']);
-      });
-
-      it('metadata.name requirements', async () => {
-        expect(await find(req('metadata.name', 'in', ['a', 'c', 'zz']))).toEqual(['a', 'c']);
-        expect(await find(req('metadata.name', 'notin', ['a', 'e']))).toEqual(['b', 'c', 'd']);
-        expect(await find(req('metadata.name', 'exists'))).toEqual(['a', 'b', 'c', 'd', 'e']);
-        expect(await find(req('metadata.name', 'notexists'))).toEqual([]);
-      });
-
-      it('empty value sets: in matches nothing, notin matches everything', async () => {
-        expect(await find(req('spec.color', 'in', []))).toEqual([]);
-        expect(await find(req('spec.color', 'notin', []))).toEqual(['a', 'b', 'c', 'd', 'e']);
-      });
-
-      it('requirements are ANDed', async () => {
-        expect(await find(req('metadata.labels', 'in', ['app']), req('metadata.labels', 'notin', ['app=web']))).toEqual([
-          'b',
-        ]);
-        expect(
-          await find(
-            req('metadata.labels', 'in', ['app=web']),
-            req('spec.tags', 'in', ['x']),
-            req('spec.color', 'in', ['red']),
+    // Each list suite runs twice: spec.color kept as index values, and as a text index.
+    for (const [variant, defs] of [['', BASE], [' (spec.color a text index)', BASE_TEXT]] as const) {
+      describe(`list: requirements, sort, window${variant}`, () => {
+        let ms: ModelStore;
+        // Each answer below is worked out by hand from this dataset.
+        const data = [
+          widget('e', { color: 'green' }, { labels: { tier: 'back' }, ts: '2024-01-04T00:00:00Z' }),
+          widget(
+            'b',
+            { slug: 'slug-b', tags: ['y'], color: 'blue' },
+            { labels: { app: 'db' }, ts: '2024-01-01T00:00:00Z', deletionTimestamp: '2024-02-01T00:00:00Z' },
           ),
-        ).toEqual(['a']);
-        expect(await find(req('spec.color', 'in', ['red']), req('spec.slug', 'notin', ['slug-a']))).toEqual(['d']);
-        expect(await find(req('spec.color', 'exists'), req('spec.tags', 'notexists'))).toEqual(['e']);
-      });
-
-      it('sorts ascending with missing values first', async () => {
-        expect(await sorted({ index: 'spec.color', direction: 'asc' })).toEqual(['c', 'b', 'e', 'a', 'd']);
-        expect(await sorted({ index: 'metadata.creationTimestamp', direction: 'asc' })).toEqual(['b', 'c', 'a', 'e', 'd']);
-      });
-
-      it('sorts descending with missing values last', async () => {
-        expect(await sorted({ index: 'spec.color', direction: 'desc' })).toEqual(['a', 'd', 'e', 'b', 'c']);
-        expect(await sorted({ index: 'metadata.creationTimestamp', direction: 'desc' })).toEqual(['d', 'e', 'a', 'c', 'b']);
-        expect(await sorted({ index: 'metadata.name', direction: 'desc' })).toEqual(['e', 'd', 'c', 'b', 'a']);
-      });
-
-      it('multi-valued indexes sort by their smallest value in both directions', async () => {
-        // smallest tags: a=x b=y c=- d=x (not z) e=-
-        expect(await sorted({ index: 'spec.tags', direction: 'asc' })).toEqual(['c', 'e', 'a', 'd', 'b']);
-        expect(await sorted({ index: 'spec.tags', direction: 'desc' })).toEqual(['b', 'a', 'd', 'c', 'e']);
-        // smallest label strings: a=app b=app c=app d=- e=tier
-        expect(await sorted({ index: 'metadata.labels', direction: 'asc' })).toEqual(['d', 'a', 'b', 'c', 'e']);
-      });
-
-      it('several sort terms, the name breaking ties in either direction', async () => {
-        expect(
-          await sorted({ index: 'spec.color', direction: 'asc' }, { index: 'metadata.name', direction: 'desc' }),
-        ).toEqual(['c', 'b', 'e', 'd', 'a']);
-        expect(
-          await sorted(
-            { index: 'spec.tags', direction: 'asc' },
-            { index: 'spec.color', direction: 'desc' },
-            { index: 'metadata.name', direction: 'asc' },
+          widget('d', { slug: 'slug-d', tags: ['z', 'x'], color: 'red' }, { labels: {}, ts: '2024-01-05T00:00:00Z' }),
+          widget(
+            'a',
+            { slug: 'slug-a', tags: ['x', 'y'], color: 'red' },
+            { labels: { app: 'web', tier: 'front' }, ts: '2024-01-03T00:00:00Z' },
           ),
-        ).toEqual(['e', 'c', 'a', 'd', 'b']);
-      });
-
-      it('offset, limit and total', async () => {
-        const ts: SortTerm = { index: 'metadata.creationTimestamp', direction: 'asc' }; // b c a e d
-        const page = (offset: number, limit?: number, where: IndexRequirement[] = []) =>
-          ms.list(query(where, [ts], offset, limit));
-        let r = await page(1, 2);
-        expect([names(r), r.total]).toEqual([['c', 'a'], 5]);
-        r = await page(4, 10);
-        expect([names(r), r.total]).toEqual([['d'], 5]);
-        r = await page(5, 2);
-        expect([names(r), r.total]).toEqual([[], 5]);
-        r = await page(10, 2);
-        expect([names(r), r.total]).toEqual([[], 5]);
-        r = await page(0, 0);
-        expect([names(r), r.total]).toEqual([[], 5]);
-        r = await page(2);
-        expect([names(r), r.total]).toEqual([['a', 'e', 'd'], 5]);
-        r = await page(0, 5);
-        expect([names(r), r.total]).toEqual([['b', 'c', 'a', 'e', 'd'], 5]);
-        r = await page(1, 2, [req('spec.color', 'exists')]); // b a e d
-        expect([names(r), r.total]).toEqual([['a', 'e'], 4]);
-        r = await page(0, 1, [req('spec.color', 'in', ['none'])]);
-        expect([names(r), r.total]).toEqual([[], 0]);
-        r = await page(1, 2, [req('spec.tags', 'in', ['x', 'y'])]); // b a d
-        expect([names(r), r.total]).toEqual([['a', 'd'], 3]);
-        r = await page(0, 1, [req('spec.color', 'in', ['green'])]);
-        expect([names(r), r.total]).toEqual([['e'], 1]);
-        r = await page(1, 1, [req('metadata.labels', 'notin', ['app=web']), req('spec.tags', 'notin', ['z'])]); // b e
-        expect([names(r), r.total]).toEqual([['e'], 2]);
-      });
-    });
-
-    describe('list: generated data against a reference implementation', () => {
-      // Deterministic pseudo-random data, so a failure reproduces.
-      let seed = 42;
-      const rnd = (n: number) => {
-        seed = (seed * 1103515245 + 12345) % 2147483648;
-        return seed % n;
-      };
-      const pick = <T>(xs: T[]) => xs[rnd(xs.length)]!;
-      const COLORS = ['red', 'green', 'blue', 'cyan'];
-      const TAGS = ['t0', 't1', 't2', 't3', 't4', 't5'];
-      const model = makeModel();
-      let ms: ModelStore;
-      const objects: ApiObject[] = [];
-
-      beforeAll(async () => {
-        ms = await store.model(model);
-        for (let i = 0; i < 200; i++) {
-          const labels: Record<string, string> = {};
-          if (rnd(4)) labels.app = pick(['web', 'db', 'cache']);
-          if (rnd(3) === 0) labels.tier = pick(['front', 'back']);
-          const s: WidgetSpec = {};
-          if (rnd(5)) s.color = pick(COLORS);
-          const tags = Array.from({ length: rnd(4) }, () => pick(TAGS));
-          if (tags.length || rnd(2)) s.tags = tags;
-          const ts = `2024-01-01T00:${String(rnd(60)).padStart(2, '0')}:00Z`; // many ties
-          objects.push(await ms.create(widget(`g-${String(rnd(100000)).padStart(5, '0')}-${i}`, s, { labels, ts })));
-        }
-      });
-
-      /** What the store must answer, computed from the objects and model.indexValues. */
-      function reference(q: StoreQuery): string[] {
-        const vals = (o: ApiObject, index: string) => model.indexValues(o)[index] ?? [];
-        const matches = (o: ApiObject, r: IndexRequirement) => {
-          const v = vals(o, r.index);
-          if (r.op === 'in') return v.some((x) => r.values.includes(x));
-          if (r.op === 'notin') return !v.some((x) => r.values.includes(x));
-          return r.op === 'exists' ? v.length > 0 : v.length === 0;
-        };
-        const key = (o: ApiObject, index: string) => [...vals(o, index)].sort()[0]; // ASCII data
-        const cmp = (a: ApiObject, b: ApiObject) => {
-          for (const t of q.sort) {
-            const [x, y] = [key(a, t.index), key(b, t.index)];
-            if (x === y) continue;
-            // missing first ascending, last descending
-            const c = x === undefined ? -1 : y === undefined ? 1 : x < y ? -1 : 1;
-            return t.direction === 'asc' ? c : -c;
-          }
-          return 0;
-        };
-        return objects
-          .filter((o) => q.where.every((r) => matches(o, r)))
-          .sort(cmp)
-          .map((o) => o.metadata.name);
-      }
-
-      const wheres: IndexRequirement[][] = [
-        [],
-        [req('metadata.labels', 'in', ['app=web'])],
-        [req('metadata.labels', 'in', ['app'])],
-        [req('metadata.labels', 'notin', ['app=db'])],
-        [req('metadata.labels', 'notin', ['tier'])],
-        [req('metadata.labels', 'in', ['tier=front', 'app=cache'])],
-        [req('spec.tags', 'in', ['t1'])],
-        [req('spec.tags', 'in', ['t1', 't2', 't3'])],
-        [req('spec.tags', 'notin', ['t0', 't5'])],
-        [req('spec.tags', 'exists'), req('spec.color', 'notexists')],
-        [req('spec.color', 'in', ['red', 'cyan']), req('metadata.labels', 'notin', ['tier=back'])],
-        [req('metadata.labels', 'in', ['app=web']), req('spec.tags', 'in', ['t2', 't4']), req('spec.color', 'exists')],
-        [req('metadata.labels', 'in', ['app']), req('spec.tags', 'notin', ['t3'])],
-      ];
-      const sorts: SortTerm[][] = [
-        [byName],
-        [{ index: 'metadata.creationTimestamp', direction: 'desc' }, byName],
-        [{ index: 'spec.color', direction: 'asc' }, { index: 'metadata.name', direction: 'desc' }],
-        [{ index: 'spec.tags', direction: 'desc' }, byName],
-        [{ index: 'metadata.labels', direction: 'asc' }, { index: 'spec.tags', direction: 'asc' }, byName],
-      ];
-
-      it('full lists match the reference for every requirement and sort', async () => {
-        for (const where of wheres) {
-          for (const sort of sorts) {
-            const q: StoreQuery = { where, sort, offset: 0 };
-            const want = reference(q);
-            const got = await ms.list(q);
-            expect(names(got), JSON.stringify(q)).toEqual(want);
-            expect(got.total).toBe(want.length);
-          }
-        }
-      });
-
-      it('every window is the matching slice, with the full total', async () => {
-        const windows: [number, number][] = [
-          [0, 1],
-          [0, 10],
-          [3, 7],
-          [40, 25],
-          [150, 100],
-          [199, 5],
-          [0, 1000],
+          widget('c', { tags: [] }, { labels: { app: 'web' }, ts: '2024-01-02T00:00:00Z' }),
         ];
-        for (const where of wheres) {
-          for (const sort of sorts.slice(0, 3)) {
-            const want = reference({ where, sort, offset: 0 });
-            for (const [offset, limit] of windows) {
-              const q: StoreQuery = { where, sort, offset, limit };
+        const find = async (...where: IndexRequirement[]) => names(await ms.list(query(where)));
+        const sorted = async (...sort: SortTerm[]) => names(await ms.list(query([], sort)));
+
+        beforeAll(async () => {
+          ms = await store.model(makeModel(defs));
+          for (const o of data) await ms.create(o);
+        });
+
+        it('no requirement lists everything in name order', async () => {
+          const r = await ms.list(query());
+          expect(names(r)).toEqual(['a', 'b', 'c', 'd', 'e']);
+          expect(r.total).toBe(5);
+          expect(r.items.find((o) => o.metadata.name === 'a')).toEqual(data[3]);
+        });
+
+        it('single-valued index: in, notin, exists, notexists', async () => {
+          expect(await find(req('spec.color', 'in', ['red']))).toEqual(['a', 'd']);
+          expect(await find(req('spec.color', 'in', ['red', 'blue']))).toEqual(['a', 'b', 'd']);
+          expect(await find(req('spec.color', 'in', ['purple']))).toEqual([]);
+          expect(await find(req('spec.color', 'notin', ['red']))).toEqual(['b', 'c', 'e']);
+          expect(await find(req('spec.color', 'notin', ['red', 'green']))).toEqual(['b', 'c']);
+          expect(await find(req('spec.color', 'exists'))).toEqual(['a', 'b', 'd', 'e']);
+          expect(await find(req('spec.color', 'notexists'))).toEqual(['c']);
+          expect(await find(req('metadata.deletionTimestamp', 'exists'))).toEqual(['b']);
+          expect(await find(req('metadata.creationTimestamp', 'in', ['2024-01-02T00:00:00Z']))).toEqual(['c']);
+        });
+
+        it('multi-valued index: in = some value, notin = no value', async () => {
+          expect(await find(req('spec.tags', 'in', ['x']))).toEqual(['a', 'd']);
+          expect(await find(req('spec.tags', 'in', ['y', 'z']))).toEqual(['a', 'b', 'd']);
+          // a has x and y: having one value outside the set doesn't make it match notin
+          expect(await find(req('spec.tags', 'notin', ['y']))).toEqual(['c', 'd', 'e']);
+          expect(await find(req('spec.tags', 'notin', ['x']))).toEqual(['b', 'c', 'e']);
+          // an empty array is no value
+          expect(await find(req('spec.tags', 'exists'))).toEqual(['a', 'b', 'd']);
+          expect(await find(req('spec.tags', 'notexists'))).toEqual(['c', 'e']);
+        });
+
+        it('label requirements on metadata.labels', async () => {
+          expect(await find(req('metadata.labels', 'in', ['app=web']))).toEqual(['a', 'c']); // app=web
+          expect(await find(req('metadata.labels', 'notin', ['app=web']))).toEqual(['b', 'd', 'e']); // app!=web
+          expect(await find(req('metadata.labels', 'in', ['app']))).toEqual(['a', 'b', 'c']); // app
+          expect(await find(req('metadata.labels', 'notin', ['app']))).toEqual(['d', 'e']); // !app
+          expect(await find(req('metadata.labels', 'in', ['tier=front', 'app=db']))).toEqual(['a', 'b']);
+          expect(await find(req('metadata.labels', 'exists'))).toEqual(['a', 'b', 'c', 'e']);
+          expect(await find(req('metadata.labels', 'notexists'))).toEqual(['d']);
+        });
+
+        it('metadata.name requirements', async () => {
+          expect(await find(req('metadata.name', 'in', ['a', 'c', 'zz']))).toEqual(['a', 'c']);
+          expect(await find(req('metadata.name', 'notin', ['a', 'e']))).toEqual(['b', 'c', 'd']);
+          expect(await find(req('metadata.name', 'exists'))).toEqual(['a', 'b', 'c', 'd', 'e']);
+          expect(await find(req('metadata.name', 'notexists'))).toEqual([]);
+        });
+
+        it('empty value sets: in matches nothing, notin matches everything', async () => {
+          expect(await find(req('spec.color', 'in', []))).toEqual([]);
+          expect(await find(req('spec.color', 'notin', []))).toEqual(['a', 'b', 'c', 'd', 'e']);
+        });
+
+        it('requirements are ANDed', async () => {
+          expect(await find(req('metadata.labels', 'in', ['app']), req('metadata.labels', 'notin', ['app=web']))).toEqual([
+            'b',
+          ]);
+          expect(
+            await find(
+              req('metadata.labels', 'in', ['app=web']),
+              req('spec.tags', 'in', ['x']),
+              req('spec.color', 'in', ['red']),
+            ),
+          ).toEqual(['a']);
+          expect(await find(req('spec.color', 'in', ['red']), req('spec.slug', 'notin', ['slug-a']))).toEqual(['d']);
+          expect(await find(req('spec.color', 'exists'), req('spec.tags', 'notexists'))).toEqual(['e']);
+        });
+
+        it('sorts ascending with missing values first', async () => {
+          expect(await sorted({ index: 'spec.color', direction: 'asc' })).toEqual(['c', 'b', 'e', 'a', 'd']);
+          expect(await sorted({ index: 'metadata.creationTimestamp', direction: 'asc' })).toEqual(['b', 'c', 'a', 'e', 'd']);
+        });
+
+        it('sorts descending with missing values last', async () => {
+          expect(await sorted({ index: 'spec.color', direction: 'desc' })).toEqual(['a', 'd', 'e', 'b', 'c']);
+          expect(await sorted({ index: 'metadata.creationTimestamp', direction: 'desc' })).toEqual(['d', 'e', 'a', 'c', 'b']);
+          expect(await sorted({ index: 'metadata.name', direction: 'desc' })).toEqual(['e', 'd', 'c', 'b', 'a']);
+        });
+
+        it('multi-valued indexes sort by their smallest value in both directions', async () => {
+          // smallest tags: a=x b=y c=- d=x (not z) e=-
+          expect(await sorted({ index: 'spec.tags', direction: 'asc' })).toEqual(['c', 'e', 'a', 'd', 'b']);
+          expect(await sorted({ index: 'spec.tags', direction: 'desc' })).toEqual(['b', 'a', 'd', 'c', 'e']);
+          // smallest label strings: a=app b=app c=app d=- e=tier
+          expect(await sorted({ index: 'metadata.labels', direction: 'asc' })).toEqual(['d', 'a', 'b', 'c', 'e']);
+        });
+
+        it('several sort terms, the name breaking ties in either direction', async () => {
+          expect(
+            await sorted({ index: 'spec.color', direction: 'asc' }, { index: 'metadata.name', direction: 'desc' }),
+          ).toEqual(['c', 'b', 'e', 'd', 'a']);
+          expect(
+            await sorted(
+              { index: 'spec.tags', direction: 'asc' },
+              { index: 'spec.color', direction: 'desc' },
+              { index: 'metadata.name', direction: 'asc' },
+            ),
+          ).toEqual(['e', 'c', 'a', 'd', 'b']);
+        });
+
+        it('offset, limit and total', async () => {
+          const ts: SortTerm = { index: 'metadata.creationTimestamp', direction: 'asc' }; // b c a e d
+          const page = (offset: number, limit?: number, where: IndexRequirement[] = []) =>
+            ms.list(query(where, [ts], offset, limit));
+          let r = await page(1, 2);
+          expect([names(r), r.total]).toEqual([['c', 'a'], 5]);
+          r = await page(4, 10);
+          expect([names(r), r.total]).toEqual([['d'], 5]);
+          r = await page(5, 2);
+          expect([names(r), r.total]).toEqual([[], 5]);
+          r = await page(10, 2);
+          expect([names(r), r.total]).toEqual([[], 5]);
+          r = await page(0, 0);
+          expect([names(r), r.total]).toEqual([[], 5]);
+          r = await page(2);
+          expect([names(r), r.total]).toEqual([['a', 'e', 'd'], 5]);
+          r = await page(0, 5);
+          expect([names(r), r.total]).toEqual([['b', 'c', 'a', 'e', 'd'], 5]);
+          r = await page(1, 2, [req('spec.color', 'exists')]); // b a e d
+          expect([names(r), r.total]).toEqual([['a', 'e'], 4]);
+          r = await page(0, 1, [req('spec.color', 'in', ['none'])]);
+          expect([names(r), r.total]).toEqual([[], 0]);
+          r = await page(1, 2, [req('spec.tags', 'in', ['x', 'y'])]); // b a d
+          expect([names(r), r.total]).toEqual([['a', 'd'], 3]);
+          r = await page(0, 1, [req('spec.color', 'in', ['green'])]);
+          expect([names(r), r.total]).toEqual([['e'], 1]);
+          r = await page(1, 1, [req('metadata.labels', 'notin', ['app=web']), req('spec.tags', 'notin', ['z'])]); // b e
+          expect([names(r), r.total]).toEqual([['e'], 2]);
+        });
+      });
+
+      describe(`list: generated data against a reference implementation${variant}`, () => {
+        // Deterministic pseudo-random data, so a failure reproduces.
+        let seed = 42;
+        const rnd = (n: number) => {
+          seed = (seed * 1103515245 + 12345) % 2147483648;
+          return seed % n;
+        };
+        const pick = <T>(xs: T[]) => xs[rnd(xs.length)]!;
+        const COLORS = ['red', 'green', 'blue', 'cyan'];
+        const TAGS = ['t0', 't1', 't2', 't3', 't4', 't5'];
+        const model = makeModel(defs);
+        let ms: ModelStore;
+        const objects: ApiObject[] = [];
+
+        beforeAll(async () => {
+          ms = await store.model(model);
+          for (let i = 0; i < 200; i++) {
+            const labels: Record<string, string> = {};
+            if (rnd(4)) labels.app = pick(['web', 'db', 'cache']);
+            if (rnd(3) === 0) labels.tier = pick(['front', 'back']);
+            const s: WidgetSpec = {};
+            if (rnd(5)) s.color = pick(COLORS);
+            const tags = Array.from({ length: rnd(4) }, () => pick(TAGS));
+            if (tags.length || rnd(2)) s.tags = tags;
+            const ts = `2024-01-01T00:${String(rnd(60)).padStart(2, '0')}:00Z`; // many ties
+            objects.push(await ms.create(widget(`g-${String(rnd(100000)).padStart(5, '0')}-${i}`, s, { labels, ts })));
+          }
+        });
+
+        /** What the store must answer, computed from the objects and model.indexValues. */
+        function reference(q: StoreQuery): string[] {
+          const vals = (o: ApiObject, index: string) => model.indexValues(o)[index] ?? [];
+          const matches = (o: ApiObject, r: IndexRequirement) => {
+            const v = vals(o, r.index);
+            if (r.op === 'in') return v.some((x) => r.values.includes(x));
+            if (r.op === 'notin') return !v.some((x) => r.values.includes(x));
+            return r.op === 'exists' ? v.length > 0 : v.length === 0;
+          };
+          const key = (o: ApiObject, index: string) => [...vals(o, index)].sort()[0]; // ASCII data
+          const cmp = (a: ApiObject, b: ApiObject) => {
+            for (const t of q.sort) {
+              const [x, y] = [key(a, t.index), key(b, t.index)];
+              if (x === y) continue;
+              // missing first ascending, last descending
+              const c = x === undefined ? -1 : y === undefined ? 1 : x < y ? -1 : 1;
+              return t.direction === 'asc' ? c : -c;
+            }
+            return 0;
+          };
+          return objects
+            .filter((o) => q.where.every((r) => matches(o, r)))
+            .sort(cmp)
+            .map((o) => o.metadata.name);
+        }
+
+        const wheres: IndexRequirement[][] = [
+          [],
+          [req('metadata.labels', 'in', ['app=web'])],
+          [req('metadata.labels', 'in', ['app'])],
+          [req('metadata.labels', 'notin', ['app=db'])],
+          [req('metadata.labels', 'notin', ['tier'])],
+          [req('metadata.labels', 'in', ['tier=front', 'app=cache'])],
+          [req('spec.tags', 'in', ['t1'])],
+          [req('spec.tags', 'in', ['t1', 't2', 't3'])],
+          [req('spec.tags', 'notin', ['t0', 't5'])],
+          [req('spec.tags', 'exists'), req('spec.color', 'notexists')],
+          [req('spec.color', 'in', ['red', 'cyan']), req('metadata.labels', 'notin', ['tier=back'])],
+          [req('metadata.labels', 'in', ['app=web']), req('spec.tags', 'in', ['t2', 't4']), req('spec.color', 'exists')],
+          [req('metadata.labels', 'in', ['app']), req('spec.tags', 'notin', ['t3'])],
+        ];
+        const sorts: SortTerm[][] = [
+          [byName],
+          [{ index: 'metadata.creationTimestamp', direction: 'desc' }, byName],
+          [{ index: 'spec.color', direction: 'asc' }, { index: 'metadata.name', direction: 'desc' }],
+          [{ index: 'spec.tags', direction: 'desc' }, byName],
+          [{ index: 'metadata.labels', direction: 'asc' }, { index: 'spec.tags', direction: 'asc' }, byName],
+        ];
+
+        it('full lists match the reference for every requirement and sort', async () => {
+          for (const where of wheres) {
+            for (const sort of sorts) {
+              const q: StoreQuery = { where, sort, offset: 0 };
+              const want = reference(q);
               const got = await ms.list(q);
-              expect(names(got), JSON.stringify(q)).toEqual(want.slice(offset, offset + limit));
-              expect(got.total, JSON.stringify(q)).toBe(want.length);
+              expect(names(got), JSON.stringify(q)).toEqual(want);
+              expect(got.total).toBe(want.length);
             }
           }
-        }
+        });
+
+        it('every window is the matching slice, with the full total', async () => {
+          const windows: [number, number][] = [
+            [0, 1],
+            [0, 10],
+            [3, 7],
+            [40, 25],
+            [150, 100],
+            [199, 5],
+            [0, 1000],
+          ];
+          for (const where of wheres) {
+            for (const sort of sorts.slice(0, 3)) {
+              const want = reference({ where, sort, offset: 0 });
+              for (const [offset, limit] of windows) {
+                const q: StoreQuery = { where, sort, offset, limit };
+                const got = await ms.list(q);
+                expect(names(got), JSON.stringify(q)).toEqual(want.slice(offset, offset + limit));
+                expect(got.total, JSON.stringify(q)).toBe(want.length);
+              }
+            }
+          }
+        });
       });
-    });
+    }
 
     describe('model(): idempotence and index (re)builds', () => {
       it('opening the same model again is cheap and shares data and change feed', async () => {
@@ -704,6 +714,35 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
         expect(names(await ms2.list(query([req('spec.color', 'in', ['RED'])])))).toEqual(['f0']);
         expect(names(await ms2.list(query([req('spec.color', 'in', ['red'])])))).toEqual([]);
         expect(names(await ms2.list(query([], [{ index: 'spec.color', direction: 'asc' }])))).toEqual(['f1', 'f0']);
+      });
+
+      it('an index that becomes a text index, and back, answers the same over stored objects', async () => {
+        const key = newKey();
+        const ms1 = await store.model(makeModel(BASE, key));
+        await ms1.create(widget('t0', { color: 'red' }));
+        await ms1.create(widget('t1', { color: 'blue' }));
+        await ms1.create(widget('t2', {}));
+        await ms1.create(widget('t3', { color: '' }));
+        const answers = async (ms: ModelStore) => [
+          names(await ms.list(query([req('spec.color', 'in', ['red', ''])]))),
+          names(await ms.list(query([req('spec.color', 'notin', ['red'])]))),
+          names(await ms.list(query([req('spec.color', 'exists')]))),
+          names(await ms.list(query([req('spec.color', 'notexists')]))),
+          names(await ms.list(query([], [{ index: 'spec.color', direction: 'asc' }, byName]))),
+          names(await ms.list(query([], [{ index: 'spec.color', direction: 'desc' }, byName]))),
+        ];
+        const expected = [['t0', 't3'], ['t1', 't2', 't3'], ['t0', 't1', 't3'], ['t2'], ['t2', 't3', 't1', 't0'], ['t0', 't1', 't3', 't2']];
+        expect(await answers(ms1)).toEqual(expected);
+        const progress: IndexBuildProgress[] = [];
+        const ms2 = await store.model(makeModel(BASE_TEXT, key), (p) => progress.push(p));
+        expect(progress.filter((p) => p.index === 'spec.color').at(-1)?.processed).toBe(4); // the fingerprint changed
+        expect(await answers(ms2)).toEqual(expected);
+        await ms2.create(widget('t4', { color: 'red' }));
+        await ms2.update(bump((await ms2.get('t1'))!, { color: 'green' }), 1);
+        expect(names(await ms2.list(query([req('spec.color', 'in', ['red'])])))).toEqual(['t0', 't4']);
+        const ms3 = await store.model(makeModel(BASE, key));
+        expect(names(await ms3.list(query([req('spec.color', 'in', ['red', 'green'])])))).toEqual(['t0', 't1', 't4']);
+        expect(names(await ms3.list(query([], [{ index: 'spec.color', direction: 'desc' }, byName])))).toEqual(['t0', 't4', 't1', 't3', 't2']);
       });
 
       it('a removed unique index is no longer enforced', async () => {

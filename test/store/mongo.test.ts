@@ -8,14 +8,14 @@
 import { randomBytes } from 'node:crypto';
 import { Long, MongoClient, type Db, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { BASE, makeModel, query, req, runStoreContract, until, widget } from './contract.js';
+import { BASE, BASE_TEXT, makeModel, query, req, runStoreContract, until, widget } from './contract.js';
 import { createMongoStore } from '../../src/store/mongo/index.js';
 import { collectionNames, encodeObject, toDoc } from '../../src/store/mongo/document.js';
 import { FeedWriter, FERRET_SEGMENT, MongoChangeLog, pad, SEGMENT } from '../../src/store/mongo/feed.js';
 import { DEFAULT_RETENTION } from '../../src/store/feed/index.js';
 import { StoreError } from '../../src/store/errors.js';
 import { compareVersions, isNewer } from '../../src/store/mongo/indexes.js';
-import { toFilter, toSort } from '../../src/store/mongo/query.js';
+import { nativeFields, toFilter, toSort } from '../../src/store/mongo/query.js';
 import type { ModelStore, Store } from '../../src/store/types.js';
 import type { ApiObject } from '../../src/store/object.js';
 
@@ -131,6 +131,46 @@ describe('mongodb adapter internals', () => {
     ]);
   });
 
+  it('serves a text index from its own field: no copy under _svc, one index that filters and sorts; a switch rebuilds both ways', async () => {
+    const model = makeModel(BASE, `text.example.com/v1/widgets-${randomBytes(3).toString('hex')}`);
+    const names = collectionNames(model.key);
+    const objects = client.db(database).collection(names.objects);
+    const physical = async () => Object.fromEntries((await objects.indexes()).map((ix) => [ix.name, ix.key]));
+    const copies = async () => (await objects.find({}, { sort: { _id: 1 } }).toArray()).map((d) => Object.keys(d._svc.i).includes('spec%2Ecolor'));
+    const ms1 = await store.model(model);
+    await ms1.create(widget('x0', { color: 'red', tags: ['a'] }));
+    await ms1.create(widget('x1', { tags: ['b'] }));
+    expect(await copies()).toEqual([true, false]);
+    expect(await physical()).toMatchObject({ 'f:spec.color': { '_svc.i.spec%2Ecolor': 1 }, 'p:spec.color': { 'spec.color': 1 } });
+
+    const ms2 = await store.model(makeModel(BASE_TEXT, model.key));
+    expect(await copies()).toEqual([false, false]); // removed by the rebuild
+    const after = await physical();
+    expect(Object.keys(after)).not.toContain('f:spec.color');
+    expect(Object.keys(after)).not.toContain('s:spec.color');
+    expect(after['p:spec.color']).toEqual({ 'spec.color': 1, _id: 1 });
+    expect(after['f:spec.tags']).toEqual({ '_svc.i.spec%2Etags': 1 }); // other indexes as they were
+    await ms2.create(widget('x2', { color: 'blue' }));
+    expect(await copies()).toEqual([false, false, false]);
+    expect((await ms2.list(query([req('spec.color', 'exists')], [{ index: 'spec.color', direction: 'asc' }]))).items.map((o) => o.metadata.name)).toEqual(['x2', 'x0']);
+    // What the list sends: the field itself, not `_svc`.
+    const sent: Document[] = [];
+    const probe = await createMongoStore({ url, database, onCommand: (e) => e.commandName === 'find' && sent.push(e.command) });
+    try {
+      const ms = await probe.model(makeModel(BASE_TEXT, model.key));
+      await ms.list(query([req('spec.color', 'in', ['red'])], [{ index: 'spec.color', direction: 'desc' }]));
+    } finally {
+      await probe.close();
+    }
+    const find = sent.filter((c) => c.find === names.objects).at(-1)!; // the list, after the sync's reads
+    expect(find.filter).toEqual({ 'spec.color': { $in: ['red'] } });
+    expect([...(find.sort as Map<string, number>)]).toEqual([['spec.color', -1], ['_id', 1]]);
+
+    await store.model(makeModel(BASE, model.key));
+    expect(await copies()).toEqual([true, false, true]); // written again
+    expect(Object.keys(await physical())).toEqual(expect.arrayContaining(['f:spec.color', 's:spec.color', 'p:spec.color']));
+  });
+
   it('a filtered, sorted page is planned on an index (MongoDB) / shows what FerretDB pushes down', async () => {
     const model = makeModel(BASE, `explain.example.com/v1/widgets-${randomBytes(3).toString('hex')}`);
     const ms = await store.model(model);
@@ -148,7 +188,8 @@ describe('mongodb adapter internals', () => {
     const explain = (find: Document) =>
       client.db(database).command({ explain: { find: coll, ...find }, verbosity: 'queryPlanner' });
     // skip as a 64-bit integer: FerretDB 1.24's explain rejects an int32 skip (its find accepts it).
-    const res = await explain({ filter: toFilter(q.where), sort: toSort(q.sort), skip: Long.fromNumber(10), limit: 10 });
+    const native = nativeFields(model.indexes);
+    const res = await explain({ filter: toFilter(q.where, native), sort: toSort(q.sort, native), skip: Long.fromNumber(10), limit: 10 });
 
     if (!isFerret) {
       const stages: string[] = [];

@@ -16,6 +16,7 @@
  *       g: incarnation id, f: change-feed stamp (feed.ts),
  *       i: { <enc(index)>: [values] },      filter field, multikey index `f:<index>`
  *       s: { <enc(index)>: smallest value }, sort field, index `s:<index>` = { _svc.s.<enc>: dir, _id: 1 }
+ *                                           (none for a text index, served by its own field: nativePath)
  *                                           (numeric indexes: canonical number text in i, the
  *                                           number in s, store/numeric.ts)
  *       r?: true,                           index values to recompute (indexes.ts)
@@ -38,9 +39,11 @@
  * nested arrays), on both servers so the layout is one.
  *
  * The gateway's own queries filter and sort on `_svc.i`/`_svc.s` (index values as the query
- * planner defines them: strings, the smallest value of a multi-valued index). Every path index
- * additionally gets a plain MongoDB index on its real path (`p:<index>`, indexes.ts), so the
- * database's own tools query `spec.age` from an index.
+ * planner defines them: strings, the smallest value of a multi-valued index), except for a text
+ * index (one string field reached through no array, not unique: nativePath), whose one value is
+ * the field itself: it is queried and indexed there, with no copy under `_svc`. Every other path
+ * index additionally gets a plain MongoDB index on its real path (`p:<index>`, indexes.ts), so
+ * the database's own tools query `spec.age` from an index.
  *
  * - `metadata.name` has no i/s entry: `_id` is its (unique) index.
  * - An object without values for an index has no `i`/`s` entry for it, so `$exists` answers
@@ -273,7 +276,32 @@ const byCodePoint = (a: string, b: string): number => Buffer.compare(Buffer.from
 export const minValue = (values: string[]): string =>
   values.reduce((m, v) => (byCodePoint(v, m) < 0 ? v : m));
 
-/** The `i`/`s` fields of an object for the given indexes. */
+/**
+ * The native field a path index reads, as a MongoDB path (keys escaped as stored), or undefined
+ * when its values exist only under `_svc` (indexFunc, labels, other metadata fields).
+ */
+export function realPath(d: Pick<IndexDescriptor, 'name' | 'path'>): string | undefined {
+  if (d.name === CREATION_INDEX || d.name === 'metadata.deletionTimestamp') return d.name;
+  if (!d.path) return undefined;
+  const segs = d.path.split('.');
+  if (segs[0] === 'metadata' || segs[0]!.startsWith('_')) return undefined;
+  return segs.map(escapeKey).join('.');
+}
+
+/**
+ * The native field that serves a text index (IndexDescriptor.text: one string field, no array
+ * on the way) in place of `_svc.i`/`_svc.s`, or undefined when the index keeps its values there.
+ * Its one value is the field as stored, so `$in`/`$nin` on the field, `$type: 'string'` for
+ * exists and a sort on it mean what they mean on `_svc` (a null or absent field is no value and
+ * sorts first ascending, as a missing `_svc.s` entry does). Unique indexes keep `_svc.i`: the
+ * unique-value claims read their values from it (claims.ts).
+ */
+export function nativePath(d: Pick<IndexDescriptor, 'name' | 'path' | 'text' | 'unique'>): string | undefined {
+  // (A field nested deeper than MAX_NATIVE_DEPTH is not held natively: encodeValue.)
+  return d.text && !d.unique && d.path && d.path.split('.').length < MAX_NATIVE_DEPTH ? realPath(d) : undefined;
+}
+
+/** The `i`/`s` fields of an object for the given indexes (text indexes have none, nativePath). */
 export function indexFields(
   model: StorageModel,
   obj: ApiObject,
@@ -283,6 +311,7 @@ export function indexFields(
   const i: SvcFields['i'] = {};
   const s: SvcFields['s'] = {};
   for (const d of indexes) {
+    if (nativePath(d)) continue;
     const raw = values[d.name] ?? [];
     const vals = [...new Set(d.numeric ? raw.map(canonicalValue) : raw)];
     if (vals.length === 0) continue;

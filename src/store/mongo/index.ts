@@ -22,7 +22,7 @@ import { casFilter, collectionNames, enc, fromDoc, SVC, toDoc, uniqueValues, typ
 import { guard, isDuplicateKey } from './errors.js';
 import { watchStalledWrites } from './stalled-writes.js';
 import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
-import { runList, toFilter } from './query.js';
+import { nativeFields, runList, toFilter, type NativeFields } from './query.js';
 import { canonicalWhere, numericIndexes } from '../numeric.js';
 import { valuesAtPath } from '../../json/values.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
@@ -268,6 +268,7 @@ function withForeign(model: StorageModel, foreign: RecordedIndex[]): StorageMode
         fingerprint: r.fingerprint,
         ...(r.path !== undefined && { path: r.path }),
         ...(r.numeric && { numeric: true }),
+        ...(r.text && { text: true }),
       })),
     ],
     indexValues(obj) {
@@ -616,8 +617,18 @@ class MongoModelStore implements ModelStore {
   }
 
   list(query: StoreQuery): Promise<StoreListResult> {
-    return guard(() => runList(this.objects, toFilter(canonicalWhere(query.where, numericIndexes(this.model.indexes))), query, this.scans));
+    return guard(async () => {
+      // As this handle writes the model: a newer declaration's index is queried as it made it.
+      const m = await this.effective();
+      let native = this.natives.get(m);
+      if (!native) this.natives.set(m, (native = nativeFields(m.indexes)));
+      const where = canonicalWhere(query.where, numericIndexes(m.indexes));
+      return runList(this.objects, toFilter(where, native), query, this.scans, native);
+    });
   }
+
+  /** The native fields of text indexes, per model as written (effective()). */
+  private readonly natives = new WeakMap<StorageModel, NativeFields>();
 
   resourceVersion(): Promise<string> {
     return guard(() => this.feed.resourceVersion());

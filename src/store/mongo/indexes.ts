@@ -1,15 +1,21 @@
 /**
  * Physical indexes of a model's collection and (re)building of index values.
  *
- * Every secondary IndexDescriptor becomes two MongoDB indexes the gateway's queries use:
+ * A text index (one string field, no array on the way, not unique: document.ts nativePath) is
+ * served by its native field, the way the database's own tools query it:
+ *   `p:<index>`  { <real path, keys escaped>: dir, _id: 1 }   filter and sort, name as tie-break
+ * Every other secondary IndexDescriptor becomes two MongoDB indexes the gateway's queries use:
  *   `f:<index>`  { _svc.i.<enc>: 1 }              filter (multikey: one entry per value)
  *   `s:<index>`  { _svc.s.<enc>: dir, _id: 1 }    sort on the smallest value, name as tie-break
  * where dir is the declared order, except metadata.creationTimestamp which is always -1 so the
  * default list order (creationTimestamp desc, name asc) has an exactly matching index.
- * A path index (IndexDescriptor.path) over spec/status/any top-level field other than
- * metadata also gets `p:<index>` { <real path, keys escaped>: dir }, so queries of the
- * database's own tools on the native field (`find({'spec.age': {$gt: 30}})`) use an index.
- * metadata.creationTimestamp/deletionTimestamp get `p:` too (on the BSON dates).
+ * Such an index, when it is a path index (IndexDescriptor.path) over spec/status/any top-level
+ * field other than metadata, also gets `p:<index>` { <real path, keys escaped>: dir }, so
+ * queries of the database's own tools on the native field (`find({'spec.age': {$gt: 30}})`)
+ * use an index. metadata.creationTimestamp/deletionTimestamp get `p:` too (on the BSON dates).
+ * An index that becomes a text index or stops being one changes its fingerprint (`|type=text`),
+ * so its values are rebuilt: the `_svc` copies are removed or written, and reconcile() swaps
+ * the physical indexes.
  * `metadata.name` is `_id`. Unique indexes are enforced through claims (claims.ts).
  *
  * `_svc_models` remembers, per model, each index's fingerprint and unique flag. An index that is
@@ -22,7 +28,7 @@ import type { Cas, RebuildItem } from './cas.js';
 import { isDuplicateKey } from './errors.js';
 import { upgradeLayout } from './layout.js';
 import type { Claims } from './claims.js';
-import { CREATION_INDEX, enc, escapeKey, fromDoc, indexFields, secondaryIndexes, SVC, uniqueValues, type StoredDoc } from './document.js';
+import { CREATION_INDEX, enc, fromDoc, indexFields, nativePath, realPath, secondaryIndexes, SVC, uniqueValues, type StoredDoc } from './document.js';
 import type { IndexBuildProgress, IndexDescriptor, StorageModel } from '../types.js';
 
 export const MODELS_COLLECTION = '_svc_models';
@@ -34,9 +40,10 @@ export interface RecordedIndex {
   fingerprint: string;
   unique: boolean;
   order?: 'ASC' | 'DESC';
-  /** IndexDescriptor.path and .numeric (absent in records written before they existed). */
+  /** IndexDescriptor.path, .numeric and .text (absent in records written before they existed). */
   path?: string;
   numeric?: boolean;
+  text?: boolean;
   /** Version of the declaration that made it (absent: unknown / platform). */
   version?: string;
 }
@@ -71,9 +78,12 @@ export const isNewer = (r: RecordedIndex, version: string | undefined): boolean 
 type Named = IndexDescription & { name: string };
 
 /** The MongoDB indexes a model needs on its object collection (besides `_id_`). */
-export function physicalIndexes(model: StorageModel, extra: Pick<IndexDescriptor, 'name' | 'order' | 'path'>[] = []): Named[] {
+export function physicalIndexes(model: StorageModel, extra: Pick<IndexDescriptor, 'name' | 'order' | 'path' | 'unique' | 'text'>[] = []): Named[] {
   return [...secondaryIndexes(model), ...extra].flatMap((d) => {
     const dir = d.name === CREATION_INDEX || d.order === 'DESC' ? -1 : 1;
+    // A text index is served by its native field alone: one index that filters and sorts.
+    const native = nativePath(d);
+    if (native) return [{ name: `p:${d.name}`, key: { [native]: dir, _id: 1 } }];
     const out: Named[] = [
       { name: `f:${d.name}`, key: { [`${SVC.i}.${enc(d.name)}`]: 1 } },
       { name: `s:${d.name}`, key: { [`${SVC.s}.${enc(d.name)}`]: dir, _id: 1 } },
@@ -82,18 +92,6 @@ export function physicalIndexes(model: StorageModel, extra: Pick<IndexDescriptor
     if (real) out.push({ name: `p:${d.name}`, key: { [real]: dir } });
     return out;
   });
-}
-
-/**
- * The native field a path index reads, as a MongoDB path (keys escaped as stored), or undefined
- * when its values exist only under `_svc` (indexFunc, labels, other metadata fields).
- */
-export function realPath(d: Pick<IndexDescriptor, 'name' | 'path'>): string | undefined {
-  if (d.name === CREATION_INDEX || d.name === 'metadata.deletionTimestamp') return d.name;
-  if (!d.path) return undefined;
-  const segs = d.path.split('.');
-  if (segs[0] === 'metadata' || segs[0]!.startsWith('_')) return undefined;
-  return segs.map(escapeKey).join('.');
 }
 
 export async function ensureCollection(db: Db, name: string): Promise<void> {
@@ -226,7 +224,10 @@ async function syncLocked(
   const current = secondaryIndexes(model).filter((d) => !foreignNames.has(d.name));
   await reconcile(
     objects,
-    physicalIndexes({ ...model, indexes: current }, foreign.map((r) => ({ name: r.name, order: r.order ?? 'ASC', path: r.path }))),
+    physicalIndexes(
+      { ...model, indexes: current },
+      foreign.map((r) => ({ name: r.name, order: r.order ?? 'ASC', path: r.path, unique: r.unique, text: r.text })),
+    ),
   );
 
   const rebuild = current.filter((d) => stored[d.name]?.fingerprint !== d.fingerprint);
@@ -256,6 +257,7 @@ async function syncLocked(
       order: d.order,
       ...(d.path !== undefined && { path: d.path }),
       ...(d.numeric && { numeric: true }),
+      ...(d.text && { text: true }),
       ...(model.version !== undefined && { version: model.version }),
     })),
     ...foreign,

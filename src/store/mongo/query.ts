@@ -1,16 +1,28 @@
 /**
- * StoreQuery -> MongoDB filter and sort over the `_svc.i`/`_svc.s` fields (see document.ts), and
- * the commands a list sends (runList).
+ * StoreQuery -> MongoDB filter and sort over the `_svc.i`/`_svc.s` fields, or a text index's native
+ * field (see document.ts), and the commands a list sends (runList).
  */
 import type { Collection, Filter, Sort } from 'mongodb';
-import { enc, fromDoc, NAME_INDEX, OBJECT_PROJECTION, SVC, type StoredDoc } from './document.js';
-import type { IndexRequirement, SortTerm, StoreListResult, StoreQuery } from '../types.js';
+import { enc, fromDoc, NAME_INDEX, nativePath, OBJECT_PROJECTION, SVC, type StoredDoc } from './document.js';
+import type { IndexDescriptor, IndexRequirement, SortTerm, StoreListResult, StoreQuery } from '../types.js';
 
-const filterField = (index: string): string => (index === NAME_INDEX ? '_id' : `${SVC.i}.${enc(index)}`);
-export const sortField = (index: string): string => (index === NAME_INDEX ? '_id' : `${SVC.s}.${enc(index)}`);
+/** Index name → the native field serving it (text indexes, document.ts nativePath). */
+export type NativeFields = ReadonlyMap<string, string>;
+export const nativeFields = (indexes: readonly IndexDescriptor[]): NativeFields =>
+  new Map(indexes.flatMap((d) => {
+    const path = nativePath(d);
+    return path ? [[d.name, path] as const] : [];
+  }));
 
-function condition(r: IndexRequirement): Filter<StoredDoc> {
-  const field = filterField(r.index);
+const filterField = (index: string, native: NativeFields): string =>
+  index === NAME_INDEX ? '_id' : (native.get(index) ?? `${SVC.i}.${enc(index)}`);
+export const sortField = (index: string, native: NativeFields): string =>
+  index === NAME_INDEX ? '_id' : (native.get(index) ?? `${SVC.s}.${enc(index)}`);
+
+function condition(r: IndexRequirement, native: NativeFields): Filter<StoredDoc> {
+  const field = filterField(r.index, native);
+  // A text index's one value is its field when that is a string (null or absent: no value).
+  const onField = native.has(r.index);
   switch (r.op) {
     // On an array field `$in` matches when some element is listed; `$nin` when none is, which
     // includes documents without the field (the port's notin semantics).
@@ -20,23 +32,23 @@ function condition(r: IndexRequirement): Filter<StoredDoc> {
       return { [field]: { $nin: r.values } };
     // `_svc.i.<index>` exists only when the object has at least one value (`_id` always exists).
     case 'exists':
-      return { [field]: { $exists: true } };
+      return { [field]: onField ? { $type: 'string' } : { $exists: true } };
     case 'notexists':
-      return { [field]: { $exists: false } };
+      return { [field]: onField ? { $not: { $type: 'string' } } : { $exists: false } };
   }
 }
 
-export function toFilter(where: IndexRequirement[]): Filter<StoredDoc> {
-  const parts = where.map(condition);
+export function toFilter(where: IndexRequirement[], native: NativeFields): Filter<StoredDoc> {
+  const parts = where.map((r) => condition(r, native));
   if (parts.length === 0) return {};
   return parts.length === 1 ? parts[0]! : { $and: parts };
 }
 
 /** Multi-valued indexes sort by `s` (their smallest value) in both directions. */
-export function toSort(sort: SortTerm[]): Sort {
+export function toSort(sort: SortTerm[], native: NativeFields): Sort {
   const out: Record<string, 1 | -1> = {};
   for (const t of sort) {
-    const f = sortField(t.index);
+    const f = sortField(t.index, native);
     if (!(f in out)) out[f] = t.direction === 'asc' ? 1 : -1;
   }
   return out;
@@ -58,10 +70,16 @@ export const SCAN_SPARE = 200;
  * (one scan instead of two); else the count follows. On MongoDB the page and the count are
  * two index scans, sent at once.
  */
-export async function runList(objects: Collection<StoredDoc>, filter: Filter<StoredDoc>, query: StoreQuery, scans: boolean): Promise<StoreListResult> {
+export async function runList(
+  objects: Collection<StoredDoc>,
+  filter: Filter<StoredDoc>,
+  query: StoreQuery,
+  scans: boolean,
+  native: NativeFields,
+): Promise<StoreListResult> {
   if (query.limit === 0) return { items: [], total: await objects.countDocuments(filter) };
   const find = (limit: number | undefined, skip: number) => {
-    const cursor = objects.find(filter, { projection: OBJECT_PROJECTION }).sort(toSort(query.sort));
+    const cursor = objects.find(filter, { projection: OBJECT_PROJECTION }).sort(toSort(query.sort, native));
     if (skip > 0) cursor.skip(skip);
     // The whole window in the first batch: no getMore round trip for a page.
     if (limit !== undefined) cursor.limit(limit).batchSize(Math.min(limit, LARGE_WINDOW));
