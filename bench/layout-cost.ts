@@ -40,8 +40,8 @@ const model: StorageModel = {
     { name: 'metadata.labels', unique: false, order: 'ASC', fingerprint: 'builtin:labels' },
     { name: 'metadata.creationTimestamp', unique: false, order: 'DESC', fingerprint: 'builtin:creationTimestamp' },
     { name: 'metadata.deletionTimestamp', unique: false, order: 'ASC', fingerprint: 'builtin:deletionTimestamp' },
-    { name: 'spec.name', unique: false, order: 'ASC', fingerprint: 'path:spec.name|unique=false|order=ASC|type=text', path: 'spec.name', text: true },
-    { name: 'spec.gender', unique: false, order: 'ASC', fingerprint: 'path:spec.gender|unique=false|order=ASC|type=text', path: 'spec.gender', text: true },
+    { name: 'spec.name', unique: false, order: 'ASC', fingerprint: 'path:spec.name|unique=false|order=ASC', path: 'spec.name', text: true },
+    { name: 'spec.gender', unique: false, order: 'ASC', fingerprint: 'path:spec.gender|unique=false|order=ASC', path: 'spec.gender', text: true },
   ],
   indexValues: (o) => ({
     'metadata.labels': labelIndexValues(o.metadata.labels),

@@ -173,7 +173,7 @@ export function compileIndexes(specs: IndexSpec[] | undefined, where: string, sc
       order,
       builtin: false,
       // The type is part of the fingerprint: a model whose index changes type is reindexed.
-      fingerprint: `${source}|unique=${unique}|order=${order}${numeric ? '|type=number' : text ? '|type=text' : ''}`,
+      fingerprint: `${source}|unique=${unique}|order=${order}${numeric ? '|type=number' : ''}`,
       values,
       ...(path !== undefined && { path }),
       ...(numeric && { numeric }),

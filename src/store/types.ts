@@ -36,8 +36,9 @@ export interface IndexDescriptor {
   /**
    * Values are the text of one string field reached through no array (a path index over a
    * `string` field): at most one value per object, and that value is the field as stored. A store
-   * may filter and sort on the field itself instead of keeping a copy of the value. Part of the
-   * fingerprint (`|type=text`), like `numeric`.
+   * may filter and sort on the field itself instead of keeping a copy of the value. Not part of
+   * the fingerprint: the values are the same either way; a store that keeps them differently
+   * records the flag itself (MongoDB: store/mongo/indexes.ts).
    */
   text?: boolean;
 }

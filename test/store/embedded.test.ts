@@ -14,7 +14,7 @@ import { createEmbeddedStore, EmbeddedModelStore } from '../../src/store/embedde
 import { READ_SQL, RETENTION_SQL } from '../../src/store/embedded/changes.js';
 import { toStoreError } from '../../src/store/embedded/sqlite.js';
 import type { IndexBuildProgress, IndexRequirement, ModelStore, Store, StoreQuery } from '../../src/store/types.js';
-import { BASE, bump, expectStoreError, ix, makeModel, names, query, req, SIZE, until, widget } from './contract.js';
+import { BASE, BASE_TEXT, bump, expectStoreError, ix, makeModel, names, query, req, SIZE, until, widget } from './contract.js';
 import { runStoreContract } from './contract.js';
 import { crashModel } from './fixtures/embedded-writer.js';
 
@@ -131,6 +131,17 @@ describe('embedded store specifics', () => {
     expect([internals(a2).layout.slot, internals(b2).layout.slot]).toEqual(slots);
     expect(names(await a2.list(query([req('spec.color', 'in', ['red'])])))).toEqual(['x']);
     expect(names(await b2.list(query([req('spec.color', 'in', ['red'])])))).toEqual(['y']);
+  });
+
+  it('an index that becomes a text index rebuilds nothing here (its values are the same)', async () => {
+    const dir = await tempDir();
+    const store = await openStore(dir);
+    const m = makeModel();
+    await (await store.model(m)).create(widget('x', { color: 'red' }));
+    const progress: IndexBuildProgress[] = [];
+    const ms = await store.model(makeModel(BASE_TEXT, m.key), (p) => progress.push(p));
+    expect(progress).toEqual([]);
+    expect(names(await ms.list(query([req('spec.color', 'in', ['red'])])))).toEqual(['x']);
   });
 
   it('filtered and sorted pages are answered from indexes', async () => {

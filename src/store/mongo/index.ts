@@ -21,7 +21,7 @@ import { Claims, type ClaimDoc } from './claims.js';
 import { casFilter, collectionNames, enc, fromDoc, SVC, toDoc, uniqueValues, type StoredDoc, type SvcFields } from './document.js';
 import { guard, isDuplicateKey } from './errors.js';
 import { watchStalledWrites } from './stalled-writes.js';
-import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
+import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, sameIndex, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
 import { nativeFields, runList, toFilter, type NativeFields } from './query.js';
 import { canonicalWhere, numericIndexes } from '../numeric.js';
 import { valuesAtPath } from '../../json/values.js';
@@ -354,7 +354,7 @@ class MongoModelStore implements ModelStore {
           this.setForeign(
             recorded.filter((r) => {
               const d = this.model.indexes.find((x) => x.name === r.name);
-              return (!d || d.fingerprint !== r.fingerprint || d.unique !== r.unique) && isNewer(r, this.model.version);
+              return (!d || !sameIndex(d, r)) && isNewer(r, this.model.version);
             }),
           ),
         )

@@ -13,9 +13,9 @@
  * field other than metadata, also gets `p:<index>` { <real path, keys escaped>: dir }, so
  * queries of the database's own tools on the native field (`find({'spec.age': {$gt: 30}})`)
  * use an index. metadata.creationTimestamp/deletionTimestamp get `p:` too (on the BSON dates).
- * An index that becomes a text index or stops being one changes its fingerprint (`|type=text`),
- * so its values are rebuilt: the `_svc` copies are removed or written, and reconcile() swaps
- * the physical indexes.
+ * An index that becomes a text index or stops being one (a new schema) is rebuilt like one whose
+ * fingerprint changed (sameIndex): the `_svc` copies are removed or written, and reconcile()
+ * swaps the physical indexes. The record keeps the flag (`text`).
  * `metadata.name` is `_id`. Unique indexes are enforced through claims (claims.ts).
  *
  * `_svc_models` remembers, per model, each index's fingerprint and unique flag. An index that is
@@ -70,6 +70,13 @@ export function compareVersions(a: string, b: string): number {
   }
   return 0;
 }
+
+/**
+ * Whether a declared index is the one recorded: same values (fingerprint), same uniqueness, and
+ * held the same way (served by its field or not, document.ts nativePath).
+ */
+export const sameIndex = (d: IndexDescriptor, r: RecordedIndex): boolean =>
+  d.fingerprint === r.fingerprint && d.unique === r.unique && !!nativePath(d) === !!nativePath(r);
 
 /** Whether a recorded index was made by a newer declaration than `version`. */
 export const isNewer = (r: RecordedIndex, version: string | undefined): boolean =>
@@ -218,7 +225,7 @@ async function syncLocked(
   // Indexes a newer declaration made that this one lacks or defines differently: kept as they are.
   const foreign = Object.values(stored).filter((r) => {
     const d = model.indexes.find((x) => x.name === r.name);
-    return (!d || d.fingerprint !== r.fingerprint || d.unique !== r.unique) && isNewer(r, model.version);
+    return (!d || !sameIndex(d, r)) && isNewer(r, model.version);
   });
   const foreignNames = new Set(foreign.map((r) => r.name));
   const current = secondaryIndexes(model).filter((d) => !foreignNames.has(d.name));
@@ -230,7 +237,12 @@ async function syncLocked(
     ),
   );
 
-  const rebuild = current.filter((d) => stored[d.name]?.fingerprint !== d.fingerprint);
+  // Values to (re)compute: new indexes, changed derivations, and a switch to or from being
+  // served by the field (the copies under `_svc` go or come).
+  const rebuild = current.filter((d) => {
+    const r = stored[d.name];
+    return !r || r.fingerprint !== d.fingerprint || !!nativePath(r) !== !!nativePath(d);
+  });
   // Unique indexes whose claims must be (re)made: values changed, or newly unique.
   const reclaim = current.filter((d) => d.unique && (rebuild.includes(d) || !stored[d.name]?.unique));
 
