@@ -21,7 +21,7 @@ import { Claims, type ClaimDoc } from './claims.js';
 import { casFilter, collectionNames, enc, fromDoc, SVC, toDoc, uniqueValues, type StoredDoc, type SvcFields } from './document.js';
 import { guard, isDuplicateKey } from './errors.js';
 import { watchStalledWrites } from './stalled-writes.js';
-import { ensureCollection, isNewer, MODELS_COLLECTION, readRecord, sameIndex, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
+import { ensureCollection, foreignIndexes, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
 import { nativeFields, runList, toFilter, type NativeFields } from './query.js';
 import { canonicalWhere, numericIndexes } from '../numeric.js';
 import { valuesAtPath } from '../../json/values.js';
@@ -351,12 +351,7 @@ class MongoModelStore implements ModelStore {
       // One read for every write that finds the information stale at the same time.
       this.refreshing ??= readRecord(this.models, this.model.key)
         .then((recorded) =>
-          this.setForeign(
-            recorded.filter((r) => {
-              const d = this.model.indexes.find((x) => x.name === r.name);
-              return (!d || !sameIndex(d, r)) && isNewer(r, this.model.version);
-            }),
-          ),
+          this.setForeign(foreignIndexes(this.model, recorded)),
         )
         .finally(() => (this.refreshing = undefined));
       await this.refreshing;
@@ -620,15 +615,14 @@ class MongoModelStore implements ModelStore {
     return guard(async () => {
       // As this handle writes the model: a newer declaration's index is queried as it made it.
       const m = await this.effective();
-      let native = this.natives.get(m);
-      if (!native) this.natives.set(m, (native = nativeFields(m.indexes)));
-      const where = canonicalWhere(query.where, numericIndexes(m.indexes));
-      return runList(this.objects, toFilter(where, native), query, this.scans, native);
+      let shape = this.shapes.get(m);
+      if (!shape) this.shapes.set(m, (shape = { native: nativeFields(m.indexes), numeric: numericIndexes(m.indexes) }));
+      return runList(this.objects, toFilter(canonicalWhere(query.where, shape.numeric), shape.native), query, this.scans, shape.native);
     });
   }
 
-  /** The native fields of text indexes, per model as written (effective()). */
-  private readonly natives = new WeakMap<StorageModel, NativeFields>();
+  /** Per model as written (effective()): the native fields of text indexes, the numeric indexes. */
+  private readonly shapes = new WeakMap<StorageModel, { native: NativeFields; numeric: ReadonlySet<string> }>();
 
   resourceVersion(): Promise<string> {
     return guard(() => this.feed.resourceVersion());

@@ -75,12 +75,19 @@ export function compareVersions(a: string, b: string): number {
  * Whether a declared index is the one recorded: same values (fingerprint), same uniqueness, and
  * held the same way (served by its field or not, document.ts nativePath).
  */
-export const sameIndex = (d: IndexDescriptor, r: RecordedIndex): boolean =>
+const sameIndex = (d: IndexDescriptor, r: RecordedIndex): boolean =>
   d.fingerprint === r.fingerprint && d.unique === r.unique && !!nativePath(d) === !!nativePath(r);
 
 /** Whether a recorded index was made by a newer declaration than `version`. */
 export const isNewer = (r: RecordedIndex, version: string | undefined): boolean =>
   version !== undefined && r.version !== undefined && compareVersions(r.version, version) > 0;
+
+/** The recorded indexes a newer declaration made that `model` lacks or defines differently. */
+export const foreignIndexes = (model: StorageModel, recorded: RecordedIndex[]): RecordedIndex[] =>
+  recorded.filter((r) => {
+    const d = model.indexes.find((x) => x.name === r.name);
+    return (!d || !sameIndex(d, r)) && isNewer(r, model.version);
+  });
 
 type Named = IndexDescription & { name: string };
 
@@ -223,10 +230,7 @@ async function syncLocked(
     ((await models.findOne({ _id: model.key }))?.indexes ?? []).map((r) => [r.name, r]),
   );
   // Indexes a newer declaration made that this one lacks or defines differently: kept as they are.
-  const foreign = Object.values(stored).filter((r) => {
-    const d = model.indexes.find((x) => x.name === r.name);
-    return (!d || !sameIndex(d, r)) && isNewer(r, model.version);
-  });
+  const foreign = foreignIndexes(model, Object.values(stored));
   const foreignNames = new Set(foreign.map((r) => r.name));
   const current = secondaryIndexes(model).filter((d) => !foreignNames.has(d.name));
   await reconcile(
