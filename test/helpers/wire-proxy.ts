@@ -48,12 +48,18 @@ export function messages(each: (msg: Buffer) => void): (chunk: Buffer) => void {
   };
 }
 
-/** Decides, per client command, how long to hold it back (0: forward at once). */
-export type HoldPolicy = (command: Document) => number;
+/**
+ * Decides, per client command, how long to hold it back (0: forward at once; below 0: never,
+ * as a command lost on its way). `sequence`: the documents the driver sent beside the command
+ * (e.g. the statements of an update).
+ */
+export type HoldPolicy = (command: Document, sequence: Document[]) => number;
 
 export class DelayProxy {
   /** Commands held back so far. */
   held = 0;
+  /** Commands never forwarded. */
+  dropped = 0;
   policy: HoldPolicy = () => 0;
   private readonly sockets = new Set<Socket>();
 
@@ -80,9 +86,13 @@ export class DelayProxy {
     client.on(
       'data',
       messages((msg) => {
-        const body = opMsg(msg)?.body;
-        const ms = body ? this.policy(body) : 0;
+        const parsed = opMsg(msg);
+        const ms = parsed?.body ? this.policy(parsed.body, parsed.sequence) : 0;
         if (ms > 0) this.held++;
+        if (ms < 0) {
+          this.dropped++;
+          return;
+        }
         queue = queue.then(async () => {
           if (ms > 0) await new Promise((r) => setTimeout(r, ms));
           if (!upstream.destroyed) upstream.write(msg);

@@ -19,11 +19,14 @@
  *     held up on its way to the server overwrote whatever the object had become meanwhile.)
  *  2. FerretDB's filter is not atomic, so two writes of one (g, v) must never run at the same
  *     time: only the marker's holder writes (g, v), and the marker is released only when the
- *     holder's write has given a definite answer (it ran, or matched nothing). A write that
- *     failed without one (time bound, connection lost) keeps its marker: the writer completes
- *     it by sending the same conditional write again until it gets an answer (feed.ts,
- *     `doubt`; both copies carry the same filter and document, so whichever runs first decides
- *     and the other changes nothing, even if they overlap), and only then releases it.
+ *     holder's write is over (it answered: it ran, or matched nothing). A write that failed
+ *     without an answer (time bound, connection lost) keeps its marker, and it is never sent
+ *     again (`resend` is false): the writer waits for it to show on the object, and gives it up
+ *     only after DOUBT_MS (feed.ts, `doubt`); then it releases the marker. A second copy would
+ *     not be safe even with the same filter and document: FerretDB reads the match and writes
+ *     by `_id` in two steps, so a copy that read (g, v) just before the other copy wrote can
+ *     write after the next writer (of v + 1) did, and puts the object back to v + 1 (seen under
+ *     load: one version acknowledged to two writers, test/hardening/lost-update.test.ts).
  *  3. A marker is taken over only when its writer is gone (its process's feed lease stopped
  *     moving, or it closed) or it is older than GRACE_MS (a writer that has not completed its
  *     write in that time has lost its server for as long), and only while the object is still
@@ -57,6 +60,12 @@ export interface Cas {
    * by the writer (it got a definite answer): its marker may go.
    */
   release(name: string, g: string, v: number): void;
+  /**
+   * Whether a write without an answer may be sent again to learn its outcome: only where the
+   * conditional write is atomic, so that a copy still on its way changes nothing once the
+   * other has run (MongoDB). Otherwise the writer waits for it (see the header, 2.).
+   */
+  readonly resend: boolean;
   /**
    * Index-value rewrites of objects read at version `v` (incarnation `g`), in batch, that no
    * concurrent write can interleave with; an object no longer at that version is skipped (the
@@ -106,6 +115,7 @@ export interface MarkerDoc {
 export const atomicCas: Cas = {
   run: (name, g, v, write) => write(casFilter(name, g, v) as Filter<StoredDoc>),
   release: () => undefined,
+  resend: true,
   rebuild: (objects, items) => bulkUpdate(objects, items.map((x) => ({ filter: casFilter(x.name, x.g, x.v) as Filter<StoredDoc>, update: x.update }))),
 };
 
@@ -170,6 +180,7 @@ export function markerCas(objects: Collection<StoredDoc>, markers: Collection<Ma
       return r;
     },
     release: (name, g, v) => release(markerId(name, g, v)),
+    resend: false,
     // FerretDB rewrites the whole document on an update, so an unguarded update could even
     // undo a concurrent write: a rebuild takes the markers of the versions it read, confirms
     // the objects are still at them, updates by `_id`, and releases the markers (not after an

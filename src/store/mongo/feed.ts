@@ -41,13 +41,15 @@
  * up on a step (its time bound, bounded.ts) that the server still carries out. When step 1 gave
  * up, the position is fenced (an aborted entry is upserted there, so a late insert of the
  * pending one fails) and an entry of ours found there is aborted: no object was written for it.
- * When step 2 gave up, the entry stays pending and the writer completes the write: it sends the
- * same conditional object write again every second until the server answers (cas.ts), then
- * confirms the entry when the object shows the write (`happened`) and aborts it otherwise, so a
- * copy held up on its way cannot land after its entry was settled. (Without a completion the
- * entry is aborted when the write is still not seen after DOUBT_MS.) Readers
- * wait at such an entry meanwhile; without this they would wait for as long as the writer
- * lives.
+ * When step 2 gave up, the entry stays pending. Where the conditional write is atomic (MongoDB)
+ * the writer completes it: it sends the same conditional object write again every second until
+ * the server answers, then confirms the entry when the object shows the write (`happened`) and
+ * aborts it otherwise, so a copy held up on its way cannot land after its entry was settled.
+ * Where it is not (FerretDB, cas.ts) nothing is sent again: the writer looks every second for
+ * the write to show and aborts the entry when it has not after DOUBT_MS, the longest a copy
+ * the client gave up on is taken to stay on its way. Either way `settled` then runs (FerretDB
+ * releases the write's marker there). Readers wait at such an entry meanwhile; without this
+ * they would wait for as long as the writer lives.
  *
  * `_svc_feed` also holds per model a head hint (`head:<key>`, a recent position) and the retention
  * floor (`floor:<key>`: positions at or below it are gone).
@@ -130,6 +132,19 @@ interface FeedDoc {
   at: Date;
   /** Random per insert attempt: tells a retried insert of one's own entry from another writer's. */
   k?: string;
+}
+
+/** How a writer settles an object write (step 2) the client got no answer for. */
+export interface Settle {
+  /**
+   * Sends the same conditional object write again and resolves once the server answered; the
+   * entry is then settled from the object. Only where that write is atomic (see the header).
+   * Without it, the entry is confirmed once the write shows and aborted if it has not after
+   * DOUBT_MS.
+   */
+  complete?: () => Promise<void>;
+  /** Runs once the entry is settled (the write has shown, or will not happen). */
+  settled?: () => void;
 }
 
 interface MetaDoc {
@@ -458,10 +473,10 @@ export class MongoChangeLog implements ChangeLog {
    * duplicate key, a stale lease; returns true), otherwise left pending and settled by `doubt`
    * (returns false: the write may still have happened).
    */
-  async failed(position: string, err: unknown, complete?: () => Promise<void>): Promise<boolean> {
+  async failed(position: string, err: unknown, settle: Settle = {}): Promise<boolean> {
     const certain = isDuplicateKey(err) || (err instanceof StoreError && err.message === LEASE_STALE);
     if (!certain) {
-      this.doubt(position, 'object', complete);
+      this.doubt(position, 'object', settle);
       return false;
     }
     await this.finish(position, 'a');
@@ -469,7 +484,7 @@ export class MongoChangeLog implements ChangeLog {
   }
 
   /** Entries of this process whose outcome the client did not learn: when first doubted, and which step. */
-  private readonly doubtful = new Map<string, { since: number; step: 'entry' | 'object'; complete?: () => Promise<void> }>();
+  private readonly doubtful = new Map<string, { since: number; step: 'entry' | 'object' } & Settle>();
   private doubtTimer: NodeJS.Timeout | undefined;
   private settling = false;
   /** Called when a doubtful entry was confirmed (the feed can move on). */
@@ -490,13 +505,9 @@ export class MongoChangeLog implements ChangeLog {
     return this.doubtful.size > 0;
   }
 
-  /**
-   * `complete` (step 2): sends the object write again (the same conditional write, cas.ts) and
-   * resolves once the server answered; the entry is then settled from the object. Without it,
-   * an entry whose write is not seen after DOUBT_MS is aborted.
-   */
-  private doubt(position: string, step: 'entry' | 'object', complete?: () => Promise<void>): void {
-    this.doubtful.set(position, { since: Date.now(), step, complete });
+  /** Step 1 or 2 of a write gave up without an answer: settled by the doubt tick (see the header). */
+  private doubt(position: string, step: 'entry' | 'object', settle: Settle = {}): void {
+    this.doubtful.set(position, { since: Date.now(), step, ...settle });
     if (!this.doubtTimer) {
       this.doubtTimer = setInterval(() => void this.settleDoubtful(), 1000);
       this.doubtTimer.unref();
@@ -509,7 +520,7 @@ export class MongoChangeLog implements ChangeLog {
     this.settling = true;
     let settled = false;
     try {
-      for (const [id, { since, step, complete }] of this.doubtful) {
+      for (const [id, { since, step, complete, settled: done }] of this.doubtful) {
         const coll = this.coll(BigInt(id));
         if (step === 'entry') {
           // Fence first: from then on no insert of this position can land.
@@ -544,6 +555,7 @@ export class MongoChangeLog implements ChangeLog {
         else continue;
         if (s) await coll.updateOne({ _id: id, s: 'p' }, { $set: { s } }, this.writer.bounds.within(LEASE_SELF_STALE_MS));
         this.doubtful.delete(id);
+        done?.();
         settled = true;
       }
     } catch {

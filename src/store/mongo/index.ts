@@ -27,7 +27,7 @@ import { canonicalWhere, numericIndexes } from '../numeric.js';
 import { valuesAtPath } from '../../json/values.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
 import { StoreError } from '../errors.js';
-import { FEED_META, FERRET_SEGMENT, FeedWriter, LEASE_STALE, MongoChangeLog, SEGMENT } from './feed.js';
+import { FEED_META, FERRET_SEGMENT, FeedWriter, LEASE_STALE, MongoChangeLog, SEGMENT, type Settle } from './feed.js';
 import type { ApiObject } from '../object.js';
 import type {
   ChangeEvent,
@@ -488,7 +488,7 @@ class MongoModelStore implements ModelStore {
             if (!isDuplicateKey(again)) throw again;
           }
         };
-        if (await this.log.failed(f, e, complete)) await this.claims.releaseAcquired(acquired);
+        if (await this.log.failed(f, e, { complete })) await this.claims.releaseAcquired(acquired);
         // `_id` is the only unique index of the object collection.
         if (isDuplicateKey(e)) throw new StoreError('AlreadyExists', `object "${doc._id}" already exists`);
         throw e;
@@ -547,12 +547,11 @@ class MongoModelStore implements ModelStore {
           await this.claims.releaseAcquired(acquired);
           throw e;
         }
-        // No answer: the same conditional replace is sent again until one comes (cas.ts, 2.).
-        const complete = async () => {
-          await this.objects.replaceOne(casFilter(name, cur.g, expectedVersion) as Filter<StoredDoc>, replacement);
-          this.cas.release(name, cur.g, expectedVersion);
-        };
-        if (await this.log.failed(f, e, complete)) await this.claims.releaseAcquired(acquired);
+        // No answer: settled when the write shows, or sent again where that is safe (cas.ts, 2.).
+        const settle = this.settleInDoubt(name, cur.g, expectedVersion, async (filter) => {
+          await this.objects.replaceOne(filter, replacement);
+        });
+        if (await this.log.failed(f, e, settle)) await this.claims.releaseAcquired(acquired);
         throw e;
       }
       if (!replaced) {
@@ -569,6 +568,17 @@ class MongoModelStore implements ModelStore {
       await this.claims.release(name, cur.g, doc._svc.v, dropped);
       return fromDoc(doc);
     });
+  }
+
+  /**
+   * How the feed settles a conditional object write of (g, v) that got no answer: `write` sent
+   * again where the compare-and-set is atomic; otherwise the feed waits for the write to show.
+   * The write's marker is released once it is settled.
+   */
+  private settleInDoubt(name: string, g: string, v: number, write: (filter: Filter<StoredDoc>) => Promise<void>): Settle {
+    const settled = () => this.cas.release(name, g, v);
+    if (!this.cas.resend) return { settled };
+    return { complete: () => write(casFilter(name, g, v) as Filter<StoredDoc>), settled };
   }
 
   private doRemove(name: string, expectedVersion: number, final?: ApiObject): Promise<void> {
@@ -593,11 +603,10 @@ class MongoModelStore implements ModelStore {
           await this.log.finish(f, 'a');
           throw e;
         }
-        const complete = async () => {
-          await this.objects.deleteOne(casFilter(name, cur.g, expectedVersion) as Filter<StoredDoc>);
-          this.cas.release(name, cur.g, expectedVersion);
-        };
-        await this.log.failed(f, e, complete);
+        const settle = this.settleInDoubt(name, cur.g, expectedVersion, async (filter) => {
+          await this.objects.deleteOne(filter);
+        });
+        await this.log.failed(f, e, settle);
         throw e;
       }
       if (!doc) {
