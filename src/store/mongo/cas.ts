@@ -184,10 +184,13 @@ export function markerCas(objects: Collection<StoredDoc>, markers: Collection<Ma
     // FerretDB rewrites the whole document on an update, so an unguarded update could even
     // undo a concurrent write: a rebuild takes the markers of the versions it read, confirms
     // the objects are still at them, updates by `_id`, and releases the markers (not after an
-    // update without a definite answer: see the header, 2.). Its updates set index fields
-    // only, so one that reaches the server late leaves stale index values of a newer write (the
-    // next write of that object recomputes them), never older content; a version in their
-    // filter would cost a decode of every document per update on FerretDB (3x over a rebuild).
+    // update without a definite answer: see the header, 2.; those markers are taken over only
+    // after GRACE_MS, the longest such an update is taken to stay on its way). One that still
+    // lands later reads the object as it is then and writes it back with the rebuild's index
+    // values, which are stale for a newer version (its next write recomputes them); it undoes
+    // content only if another write lands between its read and its write. A version in the
+    // filter would rule that out but costs a scan per update on FerretDB (it pushes down only
+    // a filter of `_id` alone; 3x over a rebuild), for updates that reach the server 30 s late.
     async rebuild(objects, items) {
       const marked = items.map((x) => ({ x, id: JSON.stringify(['#write', x.name, x.g, x.v]) }));
       const taken = new Set<string>();
