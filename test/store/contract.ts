@@ -754,6 +754,41 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
         expect((await ms2.list(query())).total).toBe(2);
       });
 
+      it('removing an index while the old handle writes loses no write', async () => {
+        // The values of the removed index are taken off every object that holds them while a
+        // writer keeps updating those objects: each object must end as its last write left it.
+        const key = newKey();
+        const old = await store.model(makeModel([...BASE, SIZE], key));
+        const n = 300;
+        const live = new Map<string, ApiObject>();
+        for (let i = 0; i < n; i++) {
+          const o = await old.create(widget(`rm-${String(i).padStart(4, '0')}`, { size: i, color: 'red' }));
+          live.set(o.metadata.name, o);
+        }
+        let removing = true;
+        let during = 0;
+        const writer = (async () => {
+          for (let i = 0; removing; i++) {
+            const name = `rm-${String((i * 37) % n).padStart(4, '0')}`;
+            const cur = live.get(name)!;
+            live.set(name, await old.update(bump(cur, { size: (cur.spec as WidgetSpec).size! + 1000, color: `c${i}` }), cur.metadata.version!));
+            if (removing) during++;
+            await sleep(0);
+          }
+        })();
+        const ms = await store.model(makeModel(BASE, key));
+        removing = false;
+        await writer;
+        expect(during, 'writes made while the index was being removed').toBeGreaterThan(0);
+        const changed: string[] = [];
+        for (const [name, o] of live) {
+          const now = await ms.get(name);
+          if (now?.metadata.version !== o.metadata.version || JSON.stringify(now?.spec) !== JSON.stringify(o.spec)) changed.push(`${name}: v${now?.metadata.version} ${JSON.stringify(now?.spec)}, written v${o.metadata.version} ${JSON.stringify(o.spec)}`);
+        }
+        expect(changed.slice(0, 5), `${changed.length} objects not as last written`).toEqual([]);
+        expect(names(await ms.list(query([req('spec.color', 'in', ['red'])]))).length).toBe([...live.values()].filter((o) => (o.spec as WidgetSpec).color === 'red').length);
+      });
+
       it('writes through the old handle during a rebuild end up in the new indexes', async () => {
         // The rebuild adds a multi-valued index, a unique index and redefines spec.color, while a
         // writer keeps creating, updating and deleting through the handle opened before.

@@ -252,15 +252,14 @@ async function syncLocked(
 
   // Forget what no longer applies: claims of indexes that are gone, no longer unique or rebuilt;
   // values of indexes that are gone.
+  const gone: string[] = [];
   for (const [name, info] of Object.entries(stored)) {
     if (foreignNames.has(name)) continue;
     const d = current.find((x) => x.name === name);
     if (info.unique && (!d || !d.unique || reclaim.includes(d))) await claims.dropIndex(name);
-    if (!d) {
-      const f = enc(name);
-      await objects.updateMany({ [`${SVC.i}.${f}`]: { $exists: true } }, { $unset: { [`${SVC.i}.${f}`]: '', [`${SVC.s}.${f}`]: '' } });
-    }
+    if (!d) gone.push(enc(name));
   }
+  if (gone.length) await dropValues(ctx, gone);
 
   if (rebuild.length || reclaim.length) await rebuildValues(ctx, { ...model, indexes: current }, rebuild, reclaim, onProgress);
   if (!foreign.length) await repairFlagged(ctx, model);
@@ -361,20 +360,46 @@ async function rebuildValues(
     for (const d of touched) onProgress?.({ index: d.name, processed });
   };
 
-  // A cursor over `_id` in pages (keyset pagination) rather than one long-lived server cursor:
-  // each page is read completely before its writes, so no read stays open across them (on
-  // FerretDB/SQLite an open read pins the WAL and slows every later write). On MongoDB each
-  // page is an `_id` index range scan.
+  await eachPage(ctx.objects, { [SVC.i]: 0, [SVC.s]: 0 }, flush);
+}
+
+/**
+ * Removes the values of indexes that are gone (`fields`: their encoded names) from the objects
+ * that hold them, through the compare-and-set's rebuild like any index rebuild. Not with one
+ * `updateMany`: on FerretDB that reads the matching documents in one pass and writes each back
+ * by `_id` as it read it, so every write made to those objects while it ran was undone.
+ */
+async function dropValues(ctx: SyncContext, fields: string[]): Promise<void> {
+  const projection = { _id: 1, [SVC.v]: 1, [SVC.g]: 1, ...Object.fromEntries(fields.map((f) => [`${SVC.i}.${f}`, 1])) };
+  await eachPage(ctx.objects, projection, async (batch) => {
+    const items: RebuildItem[] = [];
+    for (const doc of batch) {
+      const held = fields.filter((f) => doc._svc?.i?.[f] !== undefined);
+      if (!held.length) continue;
+      const $unset = Object.fromEntries(held.flatMap((f) => [[`${SVC.i}.${f}`, ''], [`${SVC.s}.${f}`, '']])) as Record<string, ''>;
+      items.push({ name: doc._id, g: doc._svc.g, v: doc._svc.v, update: { $unset } });
+    }
+    if (items.length) await ctx.cas.rebuild(ctx.objects, items);
+  });
+}
+
+/**
+ * Every stored object, BATCH_SIZE at a time, in `_id` order. Pages (keyset pagination) rather
+ * than one long-lived server cursor: each page is read completely before its writes, so no
+ * read stays open across them (on FerretDB/SQLite an open read pins the WAL and slows every
+ * later write). On MongoDB each page is an `_id` index range scan.
+ */
+async function eachPage(objects: Collection<StoredDoc>, projection: Record<string, number>, each: (batch: StoredDoc[]) => Promise<void>): Promise<void> {
   let after: string | undefined;
   for (;;) {
-    const batch = await ctx.objects
-      .find(after === undefined ? {} : { _id: { $gt: after } }, { projection: { [SVC.i]: 0, [SVC.s]: 0 }, batchSize: BATCH_SIZE })
+    const batch = await objects
+      .find(after === undefined ? {} : { _id: { $gt: after } }, { projection, batchSize: BATCH_SIZE })
       .sort({ _id: 1 })
       .limit(BATCH_SIZE)
       .toArray();
     if (batch.length === 0) break;
     after = batch.at(-1)!._id;
-    await flush(batch);
+    await each(batch);
     if (batch.length < BATCH_SIZE) break;
   }
 }
