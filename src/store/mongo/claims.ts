@@ -28,9 +28,14 @@
  * stayed blocked for GRACE_MS after a restart). Deletions are
  * conditional on `t`, so a claim that was refreshed meanwhile is never removed.
  *
- * On FerretDB conditional deletes/updates are not atomic (cas.ts), so two writers repairing the
- * same stale claim at the same moment could remove each other's fresh claim; writes of one
- * object are serialized there by cas.ts, which covers the common case.
+ * On FerretDB conditional deletes/updates are not atomic (cas.ts: it reads the match, then
+ * deletes or writes by `_id`), so a deletion can remove a claim refreshed between its two steps.
+ * Two writers repairing the same stale claim at the same moment could remove each other's fresh
+ * claim; and the release of a value one update dropped (step 3) can overlap the next update of
+ * the same object claiming it back (its step 1 comes before its compare-and-set marker), leaving
+ * the value held without a claim. Both need the two commands to interleave within a few
+ * milliseconds on one value; no FerretDB command can close them (no transactions, no atomic
+ * conditional delete). MongoDB is not affected.
  */
 import { randomBytes } from 'node:crypto';
 import { MongoBulkWriteError, type Collection } from 'mongodb';
