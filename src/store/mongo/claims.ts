@@ -34,7 +34,7 @@
  * claim; and the release of a value one update dropped (step 3) can overlap the next update of
  * the same object claiming it back (its step 1 comes before its compare-and-set marker), leaving
  * the value held without a claim. Both need the two commands to interleave within a few
- * milliseconds on one value; no FerretDB command can close them (no transactions, no atomic
+ * milliseconds on one value; no single FerretDB command closes them (no transactions, no atomic
  * conditional delete). MongoDB is not affected.
  */
 import { randomBytes } from 'node:crypto';
