@@ -24,7 +24,7 @@ import { pad } from '../../src/store/mongo/feed.js';
 import type { ModelStore, Store } from '../../src/store/types.js';
 import { ownFerret } from '../hardening/processes.js';
 import { messages, opMsg } from '../helpers/wire-proxy.js';
-import { expectStoreError, makeModel, query, until, widget } from './contract.js';
+import { bump, expectStoreError, makeModel, query, until, widget } from './contract.js';
 
 /** The collection and `_id` of a client message that inserts into a `feed.` collection. */
 function feedInsert(msg: Buffer): { coll: string; id: string } | undefined {
@@ -42,10 +42,19 @@ function insertAnswer(msg: Buffer): string {
   return body?.ok === 1 ? 'ok' : `error ${String(body?.code)}`;
 }
 
+/** The collection and `_id` of a client message that updates an object collection (`ext.`). */
+function objectUpdate(msg: Buffer): { coll: string; id: string } | undefined {
+  const m = opMsg(msg);
+  if (typeof m?.body?.update !== 'string' || !m.body.update.startsWith('ext.')) return undefined;
+  const updates = (m.body.updates as Document[] | undefined) ?? m.sequence;
+  return { coll: m.body.update, id: String((updates[0]?.q as Document | undefined)?._id) };
+}
+
 /**
- * Forwards MongoDB wire traffic to `target`. Once armed, the next feed entry insert is forwarded
- * to the server, and when the server's reply comes back the reply is dropped and both sides of
- * that connection are closed: the server did the insert, the driver never hears about it.
+ * Forwards MongoDB wire traffic to `target`. Once armed, the next command `watch` picks (by
+ * default a feed entry insert) is forwarded to the server, and when the server's reply comes
+ * back the reply is dropped and both sides of that connection are closed: the server did the
+ * write, the driver never hears about it.
  */
 class CuttingProxy {
   /** Every feed entry insert the driver sent, in order. */
@@ -60,12 +69,13 @@ class CuttingProxy {
   private constructor(
     private readonly server: Server,
     readonly port: number,
+    private readonly watch: (msg: Buffer) => { coll: string; id: string } | undefined,
   ) {}
 
-  static async start(target: { host: string; port: number }): Promise<CuttingProxy> {
+  static async start(target: { host: string; port: number }, watch = feedInsert): Promise<CuttingProxy> {
     const server = createServer();
     await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
-    const proxy = new CuttingProxy(server, (server.address() as { port: number }).port);
+    const proxy = new CuttingProxy(server, (server.address() as { port: number }).port, watch);
     server.on('connection', (client) => proxy.pipe(client, connect(target.port, target.host)));
     return proxy;
   }
@@ -90,7 +100,7 @@ class CuttingProxy {
     client.on(
       'data',
       messages((msg) => {
-        const insert = feedInsert(msg);
+        const insert = this.watch(msg);
         if (insert) {
           asked.set(msg.readInt32LE(4), this.inserts.length);
           this.inserts.push(insert);
@@ -133,8 +143,8 @@ describe('MongoDB feed entry insert cut off before its reply', () => {
   });
 
   /** A store through a cutting proxy in front of `server`, a direct client, and a watched model. */
-  async function setUp(server: { host: string; port: number }, params: string) {
-    const proxy = await CuttingProxy.start(server);
+  async function setUp(server: { host: string; port: number }, params: string, watch = feedInsert) {
+    const proxy = await CuttingProxy.start(server, watch);
     cleanups.push(() => proxy.close());
     const database = `svc_t_retry_${randomBytes(5).toString('hex')}`;
     const store: Store = await createMongoStore({ url: `mongodb://127.0.0.1:${proxy.port}/${params}`, database });
@@ -189,6 +199,36 @@ describe('MongoDB feed entry insert cut off before its reply', () => {
     ]);
     expect(await ms.resourceVersion()).toBe(String(start + 2n));
     expect((await ms.list(query())).items.map((o) => o.metadata.name)).toEqual(['a', 'b']);
+  }, 60_000);
+
+  it('replica set, an object update cut off before its reply (FerretDB): sent once, in doubt, then seen once; the next write follows', async () => {
+    // The driver would retry a replace here; on FerretDB the retry is a second copy that can
+    // interleave with newer writes (src/store/mongo/once.ts). Before, the retry also matched
+    // nothing (its first copy had run) and the write was reported as a conflict while it had
+    // happened, its feed entry aborted.
+    const ferret = await ownFerret(['--repl-set-name=rs0']);
+    cleanups.push(() => ferret.dispose());
+    const { port } = new URL(ferret.url('x'));
+    const { proxy, ms, start, got } = await setUp({ host: '127.0.0.1', port: Number(port) }, '?directConnection=true', objectUpdate);
+    const a = await ms.create(widget('a', { color: 'red' }));
+    proxy.arm();
+    await expectStoreError(ms.update(bump(a, { color: 'blue' }), a.metadata.version!), 'Unavailable');
+    expect(proxy.cuts).toBe(1);
+    expect(proxy.inserts.map((i) => i.id)).toEqual(['a']); // not sent again
+    expect(proxy.answers).toEqual(['withheld']);
+    // It happened: the writer finds it on the object and confirms its entry; watchers see it once.
+    await until(() => got.length >= 2, 15_000);
+    expect(got).toEqual([`${start + 1n} ADDED a`, `${start + 2n} MODIFIED a`]);
+    const now = (await ms.get('a'))!;
+    expect([now.metadata.version, (now.spec as { color?: string }).color]).toEqual([a.metadata.version! + 1, 'blue']);
+    // Its marker is released once settled: the next write of the object goes through.
+    let next: unknown;
+    for (const end = Date.now() + 15_000; !next && Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+      next = await ms.update(bump(now, { color: 'green' }), now.metadata.version!).catch(() => undefined);
+    }
+    expect(next).toBeTruthy();
+    await until(() => got.length >= 3, 10_000);
+    expect(got).toEqual([`${start + 1n} ADDED a`, `${start + 2n} MODIFIED a`, `${start + 3n} MODIFIED a`]);
   }, 60_000);
 
   it('standalone (the driver does not retry writes): the write fails Unavailable, its entry is aborted, the feed moves on', async (ctx) => {

@@ -46,6 +46,7 @@ import { GRACE_MS } from './claims.js';
 import { MongoBulkWriteError } from 'mongodb';
 import { isDuplicateKey } from './errors.js';
 import { casFilter, VERSION_PROJECTION, type StoredDoc } from './document.js';
+import type { OnceWrites } from './once.js';
 
 export interface Cas {
   /**
@@ -88,17 +89,17 @@ export interface RebuildItem {
  */
 export const UPDATES_PER_COMMAND = 50;
 
-async function bulkUpdate(objects: Collection<StoredDoc>, ops: { filter: Filter<StoredDoc>; update: UpdateFilter<StoredDoc> }[]): Promise<number> {
+type UpdateOp = { filter: Filter<StoredDoc>; update: UpdateFilter<StoredDoc> };
+
+/** Sends `ops` in commands of at most UPDATES_PER_COMMAND; returns how many matched. */
+async function bulkUpdate(send: (ops: UpdateOp[]) => Promise<number>, ops: UpdateOp[]): Promise<number> {
   let n = 0;
-  for (let k = 0; k < ops.length; k += UPDATES_PER_COMMAND) {
-    const r = await objects.bulkWrite(
-      ops.slice(k, k + UPDATES_PER_COMMAND).map((o) => ({ updateOne: o })),
-      { ordered: false },
-    );
-    n += r.matchedCount;
-  }
+  for (let k = 0; k < ops.length; k += UPDATES_PER_COMMAND) n += await send(ops.slice(k, k + UPDATES_PER_COMMAND));
   return n;
 }
+
+const viaDriver = (objects: Collection<StoredDoc>) => async (ops: UpdateOp[]) =>
+  (await objects.bulkWrite(ops.map((o) => ({ updateOne: o })), { ordered: false })).matchedCount;
 
 /** A write in progress; kept in the claims collection (see claims.ts), which `x` tells apart. */
 export interface MarkerDoc {
@@ -116,7 +117,7 @@ export const atomicCas: Cas = {
   run: (name, g, v, write) => write(casFilter(name, g, v) as Filter<StoredDoc>),
   release: () => undefined,
   resend: true,
-  rebuild: (objects, items) => bulkUpdate(objects, items.map((x) => ({ filter: casFilter(x.name, x.g, x.v) as Filter<StoredDoc>, update: x.update }))),
+  rebuild: (objects, items) => bulkUpdate(viaDriver(objects), items.map((x) => ({ filter: casFilter(x.name, x.g, x.v) as Filter<StoredDoc>, update: x.update }))),
 };
 
 /** What markerCas needs to know about writers (their feed leases). */
@@ -131,7 +132,7 @@ export interface MarkerWriters {
 const SWEEP_MS = 1000;
 
 /** Servers whose conditional writes are not atomic (FerretDB): one marker per (object, version). */
-export function markerCas(objects: Collection<StoredDoc>, markers: Collection<MarkerDoc>, writers: MarkerWriters): Cas {
+export function markerCas(objects: Collection<StoredDoc>, markers: Collection<MarkerDoc>, writers: MarkerWriters, once: OnceWrites): Cas {
   const released = new Set<string>();
   let sweep: NodeJS.Timeout | undefined;
   const release = (id: string) => {
@@ -217,7 +218,8 @@ export function markerCas(objects: Collection<StoredDoc>, markers: Collection<Ma
           (await objects.find({ _id: { $in: mine.map((m) => m.x.name) } }, { projection: { _id: 1, ...VERSION_PROJECTION } }).toArray()).map((d) => [d._id, d._svc]),
         );
         const still = mine.filter((m) => now.get(m.x.name)?.v === m.x.v && now.get(m.x.name)?.g === m.x.g);
-        const n = await bulkUpdate(objects, still.map((m) => ({ filter: { _id: m.x.name }, update: m.x.update })));
+        // Plain commands, never retried by the driver (once.ts).
+        const n = await bulkUpdate((ops) => once.updates(ops), still.map((m) => ({ filter: { _id: m.x.name }, update: m.x.update })));
         if (taken.size) await markers.deleteMany({ _id: { $in: [...taken] } });
         return n;
       } catch (e) {

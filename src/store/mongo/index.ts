@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { MongoClient, type Collection, type CommandStartedEvent, type Db, type Filter } from 'mongodb';
 import { bounded, TimeBounds } from './bounded.js';
 import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
+import { onceWrites, type OnceWrites } from './once.js';
 import { Claims, type ClaimDoc } from './claims.js';
 import { casFilter, collectionNames, enc, fromDoc, SVC, toDoc, uniqueValues, type StoredDoc, type SvcFields } from './document.js';
 import { guard, isDuplicateKey } from './errors.js';
@@ -159,7 +160,7 @@ class MongoStore implements Store {
     const writers = { id: this.writer.id, gone: (w: string) => this.writer.gone(w) };
     const claims = new Claims(this.db.collection<ClaimDoc>(names.claims), objects, writers);
     const ferret = await retryUnavailable(() => guard(() => this.isFerret()));
-    const cas = ferret ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims), writers) : atomicCas;
+    const cas = ferret ? markerCas(objects, this.db.collection<MarkerDoc>(names.claims), writers, onceWrites(this.db, names.objects, undefined, this.bounds)) : atomicCas;
     const f = this.feed(model.key, names.feed, objects);
     const segment = this.options.feedSegment ? BigInt(this.options.feedSegment) : ferret ? FERRET_SEGMENT : SEGMENT;
     await retryUnavailable(() => f.log.layout(segment));
@@ -169,9 +170,11 @@ class MongoStore implements Store {
     const ms = this.options.operationTimeoutMS;
     const bObjects = bounded(objects, ms, this.bounds);
     const bClaims = bounded(this.db.collection<ClaimDoc>(names.claims), ms, this.bounds);
-    const bCas = cas === atomicCas ? cas : markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms, this.bounds), writers);
+    // FerretDB: the object writes of the request path go out as plain commands (once.ts).
+    const once = ferret ? onceWrites(this.db, names.objects, ms, this.bounds) : undefined;
+    const bCas = once ? markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms, this.bounds), writers, once) : cas;
     const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
-    const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects, writers), bCas, f.log, f.feed, route, bounded(models, ms));
+    const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects, writers), bCas, f.log, f.feed, route, bounded(models, ms), once);
     next.scans = ferret;
     const before = route.write;
     route.write = next;
@@ -323,6 +326,8 @@ class MongoModelStore implements ModelStore {
     private readonly feed: SharedFeed,
     private readonly route: MongoRoute,
     private readonly models: Collection<ModelRecord>,
+    /** FerretDB: object writes as plain commands, never retried by the driver (once.ts). */
+    private readonly once?: OnceWrites,
   ) {}
 
   /** Indexes of a newer declaration of this model (another process's plugin version). */
@@ -537,7 +542,8 @@ class MongoModelStore implements ModelStore {
         replaced = await this.cas.run(name, cur.g, expectedVersion, async (filter) => {
           this.leaseHeld();
           sent = true;
-          return (await this.objects.replaceOne(filter, replacement)).matchedCount ? true : null;
+          const matched = this.once ? await this.once.replace(filter, replacement) : (await this.objects.replaceOne(filter, replacement)).matchedCount;
+          return matched ? true : null;
         });
       } catch (e) {
         if (!sent) {
@@ -595,7 +601,7 @@ class MongoModelStore implements ModelStore {
         doc = await this.cas.run(name, cur.g, expectedVersion, (filter) => {
           this.leaseHeld();
           sent = true;
-          return this.objects.findOneAndDelete(filter);
+          return this.once ? this.once.findAndDelete(filter) : this.objects.findOneAndDelete(filter);
         });
       } catch (e) {
         if (!sent) {
