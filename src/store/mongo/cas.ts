@@ -30,7 +30,11 @@
  *  3. A marker is taken over only when its writer is gone (its process's feed lease stopped
  *     moving, or it closed) or it is older than GRACE_MS (a writer that has not completed its
  *     write in that time has lost its server for as long), and only while the object is still
- *     at (g, v). A dead process sends nothing more, so nothing of it can land later.
+ *     at (g, v). A dead process sends nothing more, so nothing of it can land later (beyond
+ *     what is already on its way: the bound of 2. again). Not closed: the takeover deletes the
+ *     stale marker (filter on its `at`) and inserts its own, and on FerretDB that delete is a
+ *     read and a delete by `_id`, so two processes taking over one stale marker within
+ *     milliseconds could both end up holding it (one deletes the marker the other just put).
  *  4. Markers of a state the object has left are garbage: nobody can write that state any
  *     more (versions only grow within an incarnation), so a late writer finding one gets a
  *     conflict, which is the right answer. Released markers are deleted in batches off the
