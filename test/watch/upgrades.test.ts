@@ -12,8 +12,12 @@ import { openWatch, PERSONS, person, sleep, write } from './helpers.js';
 
 const SUB = 'subscription { peopleExampleCom_v1alpha1_watchPersons { type object { metadata { name } } } }';
 
-/** Sends raw bytes, returns what the server answered before closing (or after `ms`). */
-function raw(gw: TestGateway, text: string, ms = 300): Promise<string> {
+/**
+ * Sends raw bytes, returns what the server answered before closing (or after `ms`). The server
+ * closes right after a refusal; `ms` only bounds a connection it keeps (300 ms used to cut off
+ * refusals that came later on a busy machine, e.g. the 401 after a password check).
+ */
+function raw(gw: TestGateway, text: string, ms = 5000): Promise<string> {
   const { port } = new URL(gw.url);
   return new Promise((resolve, reject) => {
     const s = connect(Number(port), '127.0.0.1');
