@@ -12,9 +12,9 @@
  * in one write per socket.
  *
  * Resource safety: a consumer whose unsent data stays above `softBufferBytes` for `stallMs`, or
- * exceeds `hardBufferBytes`, gets ERROR 503 and is disconnected (its subscription ends at once,
- * its socket within a second); WebSockets are pinged every `pingMs` (the gateway's WatchHub
- * settings).
+ * exceeds `hardBufferBytes` when the next delivery comes, gets ERROR 503 and is disconnected
+ * (its subscription ends at once, its socket within a second); WebSockets are pinged every
+ * `pingMs` (the gateway's WatchHub settings).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -50,7 +50,15 @@ export function watchOptions(url: RequestTarget): WatchOptions {
 const slowConsumer = () =>
   new Unavailable('The watcher fell too far behind (its unsent events exceeded the buffer limit); watch again from the last resourceVersion.');
 
-/** Watches the bytes a consumer has not taken yet; calls `cut` once when it is too slow. */
+/**
+ * Watches the bytes a consumer has not taken yet; calls `cut` once when it is too slow. The
+ * hard limit is checked before each delivery is written (`admit`), against what is still unsent
+ * from earlier ones: one delivery may hold up to the feed's read budget (8 MiB of objects, e.g.
+ * a resumed watch or a feed catching up), and a reader that has taken everything before it is
+ * not behind. Checked after the write, such a delivery alone cut healthy readers. The soft limit
+ * (`check`, after each write) then gives every reader `stallMs` to take it. So a consumer holds
+ * at most the hard limit plus one delivery, as graphql-ws subscribers (net/send-guard.ts).
+ */
 class FlowGuard {
   private stallTimer: NodeJS.Timeout | undefined;
   private done = false;
@@ -60,12 +68,19 @@ class FlowGuard {
     private readonly cut: () => void,
   ) {}
 
+  /** Before a write: false (and the consumer cut) when what is still unsent exceeds the hard limit. */
+  admit(): boolean {
+    if (this.done) return true; // the ERROR event of the cut itself
+    if (this.buffered() <= this.settings.hardBufferBytes) return true;
+    this.fire();
+    return false;
+  }
+
+  /** After a write: starts the stall clock when the unsent data is above the soft limit. */
   check(): void {
     if (this.done) return;
-    const { softBufferBytes, hardBufferBytes, stallMs } = this.settings;
-    const b = this.buffered();
-    if (b > hardBufferBytes) return this.fire();
-    if (b <= softBufferBytes || this.stallTimer) return;
+    const { softBufferBytes, stallMs } = this.settings;
+    if (this.buffered() <= softBufferBytes || this.stallTimer) return;
     this.stallTimer = setTimeout(() => {
       this.stallTimer = undefined;
       if (this.buffered() > softBufferBytes) this.fire();
@@ -99,16 +114,20 @@ export async function streamWatch(hub: SinkParts, req: IncomingMessage, res: Ser
     stop();
     res.end();
   };
-  const write = (e: WatchEvent) => {
+  const emit = (e: WatchEvent) => {
     if (finished || res.destroyed) return;
     res.write(`${encodeWatchEvent(e)}\n`);
     flow.check();
   };
+  // One delivery, one admission (FlowGuard): an event, or a batch however it is written.
+  const write = (e: WatchEvent) => {
+    if (flow.admit()) emit(e);
+  };
   const writeBatch = (events: readonly WatchEvent[]) => {
-    if (finished || res.destroyed) return;
+    if (finished || res.destroyed || !flow.admit()) return;
     const bytes = hub.frames.watchLines(events);
     if (!bytes) {
-      for (const e of events) write(e);
+      for (const e of events) emit(e);
       return;
     }
     res.write(bytes);
@@ -203,7 +222,7 @@ async function runSocket(hub: SinkParts, ws: WebSocket, raw: Socket, prepared: P
     corked = false;
     raw.uncork();
   };
-  const send = (e: WatchEvent) => {
+  const emit = (e: WatchEvent) => {
     if (finished || ws.readyState !== ws.OPEN) return;
     if (e.type === 'ERROR') lastError = e;
     if (!corked) {
@@ -216,15 +235,19 @@ async function runSocket(hub: SinkParts, ws: WebSocket, raw: Socket, prepared: P
     ws.send(encodeWatchEventBytes(e), { binary: false, compress: false });
     flow.check();
   };
+  // One delivery, one admission (FlowGuard): an event, or a batch however it is written.
+  const send = (e: WatchEvent) => {
+    if (flow.admit()) emit(e);
+  };
   // A batch goes straight to the socket as ready-made frames: the same Buffer for every socket
   // of the selector (and of its frame mode). ws's sender never holds anything back here (it
   // is never asked to compress, and it sends only whole frames), so the order on the wire is
   // the order of the calls.
   const sendBatch = (events: readonly WatchEvent[], audience: number) => {
-    if (finished || ws.readyState !== ws.OPEN) return;
+    if (finished || ws.readyState !== ws.OPEN || !flow.admit()) return;
     const bytes = hub.frames.watchFrames(events, mode, audience);
     if (!bytes) {
-      for (const e of events) send(e);
+      for (const e of events) emit(e);
       return;
     }
     raw.write(bytes);

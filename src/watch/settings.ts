@@ -13,7 +13,10 @@ export interface WatchSettings {
   /** A consumer whose unsent data stays above this many bytes for `stallMs` is cut off (ERROR 503). */
   softBufferBytes: number;
   stallMs: number;
-  /** A consumer whose unsent data exceeds this many bytes is cut off at once (ERROR 503). */
+  /**
+   * A consumer that still has more than this many bytes unsent when the next delivery comes is
+   * cut off at once (ERROR 503); the delivery itself is not counted (rest-sinks.ts, FlowGuard).
+   */
   hardBufferBytes: number;
 }
 

@@ -4,6 +4,7 @@
  * database, restarts, selector transitions on replay, BOOKMARK, authorization re-checks,
  * slow consumers, malformed upgrades and model retirement.
  */
+import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Attributes, Authorizer } from '../../src/security/authorizer.js';
@@ -300,6 +301,28 @@ describe('stream safety (embedded)', () => {
     expect(gw.watches.count()).toBe(before + 1);
     slow.destroy();
     fast.close();
+  }, 60_000);
+
+  it('a reader handed more than the hard limit in one delivery keeps its stream (the limit counts what was unsent before it)', async () => {
+    // A watch that resumes from before a run of large writes gets them in one read; so does a
+    // live watcher after the feed fell behind for a moment. That is one delivery, not a sign of
+    // a slow reader: before, it alone exceeded the hard limit and the reader was cut at once.
+    gw.watches.configure({ softBufferBytes: 64 << 10, stallMs: 2000, hardBufferBytes: 256 << 10 });
+    const list = await call(gw, 'GET', PERSONS, undefined, { authorization: adminAuth });
+    const N = 30;
+    const blob = () => randomBytes(45_000).toString('base64'); // ~60 KB that does not compress away
+    for (let i = 0; i < N; i++) {
+      await write(gw, 'POST', PERSONS, { ...person(`bg-${i}`, { [LABEL]: 'bg' }), metadata: { name: `bg-${i}`, labels: { [LABEL]: 'bg' }, annotations: { 'people.example.com/blob': blob() } } });
+    }
+    const w = openWatch(gw, `?labelSelector=${LABEL}=bg&resourceVersion=${list.body.resourceVersion}`);
+    await w.opened;
+    await w.until((ev) => ev.length >= N || ev.some((e) => e.type === 'ERROR'), `${N} replayed events`);
+    expect(w.events.filter((e) => e.type === 'ERROR')).toEqual([]);
+    expect(w.changes()).toHaveLength(N);
+    await write(gw, 'POST', PERSONS, person(`bg-live`, { [LABEL]: 'bg' }));
+    await w.until((ev) => ev.length >= N + 1, 'the next live event');
+    expect(w.changes().at(-1)).toMatchObject({ type: 'ADDED', object: { metadata: { name: `bg-live` } } });
+    w.close();
   }, 60_000);
 
   it('watches of a model end with ERROR 410 when the model is unregistered', async () => {
