@@ -72,11 +72,13 @@ export function compareVersions(a: string, b: string): number {
 }
 
 /**
- * Whether a declared index is the one recorded: same values (fingerprint), same uniqueness, and
- * held the same way (served by its field or not, document.ts nativePath).
+ * Whether a declared index keeps the values recorded, held the same way: same fingerprint, and
+ * served by its field or not alike (document.ts nativePath). If not, its values are rebuilt.
  */
-const sameIndex = (d: IndexDescriptor, r: RecordedIndex): boolean =>
-  d.fingerprint === r.fingerprint && d.unique === r.unique && !!nativePath(d) === !!nativePath(r);
+const sameValues = (d: IndexDescriptor, r: RecordedIndex): boolean => d.fingerprint === r.fingerprint && !!nativePath(d) === !!nativePath(r);
+
+/** Whether a declared index is the one recorded: the same values (sameValues) and uniqueness. */
+const sameIndex = (d: IndexDescriptor, r: RecordedIndex): boolean => sameValues(d, r) && d.unique === r.unique;
 
 /** Whether a recorded index was made by a newer declaration than `version`. */
 export const isNewer = (r: RecordedIndex, version: string | undefined): boolean =>
@@ -243,10 +245,7 @@ async function syncLocked(
 
   // Values to (re)compute: new indexes, changed derivations, and a switch to or from being
   // served by the field (the copies under `_svc` go or come).
-  const rebuild = current.filter((d) => {
-    const r = stored[d.name];
-    return !r || r.fingerprint !== d.fingerprint || !!nativePath(r) !== !!nativePath(d);
-  });
+  const rebuild = current.filter((d) => !stored[d.name] || !sameValues(d, stored[d.name]!));
   // Unique indexes whose claims must be (re)made: values changed, or newly unique.
   const reclaim = current.filter((d) => d.unique && (rebuild.includes(d) || !stored[d.name]?.unique));
 
