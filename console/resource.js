@@ -113,7 +113,7 @@ export function ResourcePage({ route }) {
             ${items.map(
               (o) => html`<div class="tr" role="row" key=${o.metadata.name} data-object-name=${o.metadata.name}>
                 <span role="cell" class="name">${o.metadata.name}${o.metadata.deletionTimestamp ? html` <em class="badge">deleting</em>` : null}</span>
-                <span role="cell" class="summary">${summary(o.spec)}</span>
+                <span role="cell" class="summary">${summary(o)}</span>
                 <span role="cell">${Object.entries(o.metadata.labels || {}).map(([k, v]) => html`<code class="label">${k}=${v}</code> `)}</span>
                 <span role="cell" class="muted">${when(o.metadata.creationTimestamp)}</span>
                 <span role="cell" class="row-actions">
@@ -137,8 +137,10 @@ export function ResourcePage({ route }) {
   </section>`;
 }
 
-/** The first few scalar values of a spec, for the list. */
-function summary(spec) {
+/** The first few scalar values of an object's spec (or, without one, of its other top-level fields), for the list. */
+function summary(o) {
+  const { apiVersion, kind, metadata, status, ...rest } = o;
+  const spec = o.spec !== undefined ? o.spec : rest;
   if (!spec || typeof spec !== 'object') return '';
   return Object.entries(spec)
     .filter(([, v]) => v !== null && typeof v !== 'object')
