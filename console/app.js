@@ -1,5 +1,6 @@
 // The svc console: sign-in, the menu built from routes' meta.permissions, the route guard, and
-// the built-in and plugin routes. Preact + htm, no build step.
+// the built-in routes, the plugin routes and a page for every model the user may list
+// (models.js). Preact + htm, no build step.
 import { html, h, render, useEffect, useState } from './lib.js';
 import { api, CONSOLE_ROUTES, collectionPath, onUnauthorized, PERMISSIONS, request, session, signIn, signOut, watch } from './api.js';
 import { hasAll, setPermissions } from './perm.js';
@@ -7,6 +8,7 @@ import { UsersPage } from './users.js';
 import { RolesPage } from './roles.js';
 import { PluginsPage } from './plugins.js';
 import { ResourcePage } from './resource.js';
+import { listableModels, modelRoute } from './models.js';
 import { Alert } from './ui.js';
 
 const BASE = '/console';
@@ -27,11 +29,15 @@ const pluginRoute = (r) => ({
   config: { ...r, path: collectionPath(r.group, r.version, r.resource) },
 });
 
-/** The route a location names: `/console/<name>` (or `/console/#/<name>`); '' is home. */
+/**
+ * The route a location names: `/console/<name>` (or `/console/#/<name>`); '' is home. A model
+ * page's name has three more segments: `/console/model:<group>/<version>/<plural>`.
+ */
 function routeName(pathname, hash = '') {
-  const fromPath = pathname.startsWith(`${BASE}/`) ? pathname.slice(BASE.length + 1).split('/')[0] : '';
-  if (fromPath) return decodeURIComponent(fromPath);
-  return hash.startsWith('#/') ? decodeURIComponent(hash.slice(2).split('/')[0]) : '';
+  const first = (rest) => decodeURIComponent(rest.split('/').slice(0, rest.startsWith('model:') ? 3 : 1).join('/'));
+  const fromPath = pathname.startsWith(`${BASE}/`) ? first(pathname.slice(BASE.length + 1)) : '';
+  if (fromPath) return fromPath;
+  return hash.startsWith('#/') ? first(hash.slice(2)) : '';
 }
 
 /**
@@ -109,13 +115,21 @@ function SignIn({ message, onSignedIn }) {
 }
 
 function Home({ routes, me }) {
-  const mine = routes.filter((r) => hasAll(r.meta.permissions));
+  const mine = routes.filter((r) => !r.model && hasAll(r.meta.permissions));
+  const models = routes.filter((r) => r.model);
   return html`<section class="page" data-page="home">
     <h1>Welcome${me ? `, ${me}` : ''}</h1>
     ${mine.length
       ? html`<div class="cards">${mine.map((r) => html`<${Link} class="card" to=${`${BASE}/${r.name}`}><strong>${r.title}</strong>
           <span class="muted">${r.plugin ? `Plugin ${r.plugin}` : 'System'}</span></${Link}>`)}</div>`
-      : html`<p class="muted">Your roles give you no console pages. Ask an administrator for access.</p>`}
+      : models.length
+        ? null
+        : html`<p class="muted">Your roles give you no console pages. Ask an administrator for access.</p>`}
+    ${models.length
+      ? html`<h2>Models</h2>
+          <div class="cards">${models.map((r) => html`<${Link} class="card" to=${`${BASE}/${r.name}`}><strong>${r.title}</strong>
+            <span class="muted">${r.subtitle}</span></${Link}>`)}</div>`
+      : null}
   </section>`;
 }
 
@@ -150,7 +164,10 @@ function Shell({ state, reload, onSignOut }) {
   }, []);
   const current = routeName(location.pathname, location.hash);
   const target = guard(routes, current);
-  const menu = routes.filter((r) => hasAll(r.meta.permissions));
+  const menu = routes.filter((r) => !r.model && hasAll(r.meta.permissions));
+  const models = routes.filter((r) => r.model);
+  const entry = (r) => html`<li key=${r.name}><${Link} to=${`${BASE}/${r.name}`} data-route=${r.name}
+    aria-current=${current === r.name ? 'page' : undefined}>${r.title}${r.subtitle ? html` <small>${r.subtitle}</small>` : null}</${Link}></li>`;
   let content;
   if (target.kind === 'home') content = html`<${Home} routes=${routes} me=${me} />`;
   else if (target.kind === 'missing') content = html`<${Missing} name=${target.name} />`;
@@ -160,12 +177,8 @@ function Shell({ state, reload, onSignOut }) {
     <aside class="sidebar">
       <${Link} class="brand" to=${`${BASE}/`}><img src="/console/assets/logo.svg" alt="" width="28" height="28" /><span>svc console</span></${Link}>
       <nav aria-label="Main menu">
-        <ul>
-          ${menu.map(
-            (r) => html`<li key=${r.name}><${Link} to=${`${BASE}/${r.name}`} data-route=${r.name}
-              aria-current=${current === r.name ? 'page' : undefined}>${r.title}</${Link}></li>`,
-          )}
-        </ul>
+        <ul>${menu.map(entry)}</ul>
+        ${models.length ? html`<h2 class="nav-head" id="models-menu">Models</h2><ul aria-labelledby="models-menu">${models.map(entry)}</ul>` : null}
       </nav>
       <div class="whoami">
         <span class="muted small">Signed in as</span>
@@ -181,13 +194,18 @@ function App() {
   const [state, setState] = useState({ phase: session.token ? 'loading' : 'sign-in' });
   const load = async () => {
     try {
-      const [perms, consoleRoutes, me] = await Promise.all([
+      const [perms, consoleRoutes, me, models] = await Promise.all([
         api.get(PERMISSIONS),
         api.get(CONSOLE_ROUTES).catch(() => ({ items: [] })),
         request('POST', '/graphql', { body: { query: '{ me { username } }' } }).catch(() => undefined),
+        listableModels().catch(() => []),
       ]);
       setPermissions(perms.uiPermissions);
-      const routes = [...BUILTIN_ROUTES, ...consoleRoutes.items.filter((r) => !BUILTIN_ROUTES.some((b) => b.name === r.name)).map(pluginRoute)];
+      const routes = [
+        ...BUILTIN_ROUTES,
+        ...consoleRoutes.items.filter((r) => !BUILTIN_ROUTES.some((b) => b.name === r.name)).map(pluginRoute),
+        ...models.map(modelRoute),
+      ];
       setState({ phase: 'ready', routes, me: me && me.data && me.data.me ? me.data.me.username : '' });
     } catch (x) {
       if (x.status === 401) {

@@ -1,20 +1,43 @@
-// A form generated from a model's JSON Schema: one input per field of `spec`, named by its path
-// (`spec.name`), plus metadata.name and labels. Saves with POST (create) or PUT (edit, with the
-// stored metadata.version); a 422 puts each message next to its field (aria-invalid="true").
+// A form generated from a model's JSON Schema: metadata.name and labels, then one input per field
+// of the object's other top-level properties (`spec`, or `rules` of a Role), each named by its
+// path (`spec.name`) and labelled by its path too ("Metadata › Name" and "Spec › Name" are told
+// apart). Saves with POST (create) or PUT (edit, with the stored metadata.version); a 422 puts
+// each message next to its field (aria-invalid="true").
+//
+// The schema is a plugin route's model schema (references `#/$defs/…`, `#` for the whole object),
+// or, on a generated model page, a `$ref` into the group-version's OpenAPI document
+// (`#/components/schemas/…`); references are JSON pointers into `route.schemaRoot` then.
 import { html, useState } from './lib.js';
 import { api, ApiError } from './api.js';
 import { ErrorSummary, errorMap, Field, getPath, setPath } from './ui.js';
 
 const MAX_DEPTH = 4;
+/** Top-level properties the form does not edit as fields. */
+const NOT_FIELDS = new Set(['apiVersion', 'kind', 'metadata', 'status']);
 
-/** Follows `#/$defs/…` references of `root`; a reference to the whole object (`#`) is recursive. */
-function deref(schema, root) {
+/** The node a local reference (`#`, `#/a/b`) points at in `root`, or undefined. */
+function pointer(root, ref) {
+  if (ref === '#') return root;
+  if (!ref.startsWith('#/')) return undefined;
+  return ref
+    .slice(2)
+    .split('/')
+    .map((k) => decodeURIComponent(k).replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((o, k) => (o && typeof o === 'object' ? o[k] : undefined), root);
+}
+
+/**
+ * Follows the references of `schema` in `root`. A reference already followed on the way down
+ * (`seen`: the whole object, or an ancestor) is recursive: `{recursive: true}`. Adds the
+ * references it follows to `seen`.
+ */
+function deref(schema, root, seen) {
   let s = schema;
   for (let i = 0; s && s.$ref && i < 16; i++) {
-    if (s.$ref === '#') return { recursive: true };
-    const m = /^#\/\$defs\/(.+)$/.exec(s.$ref);
-    const target = m && root.$defs ? root.$defs[decodeURIComponent(m[1])] : undefined;
+    if (seen.has(s.$ref)) return { recursive: true };
+    const target = pointer(root, s.$ref);
     if (!target) return {};
+    seen.add(s.$ref);
     const { $ref, ...rest } = s;
     s = { ...target, ...rest };
   }
@@ -22,17 +45,19 @@ function deref(schema, root) {
 }
 
 const typeOf = (s) => (Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type);
-const labelOf = (path) => {
-  const last = path.split('.').pop();
-  return last.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/^./, (c) => c.toUpperCase());
-};
+const words = (key) => key.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/^./, (c) => c.toUpperCase());
+/** A label from a path: `metadata.name` → "Metadata › Name", `spec.firstName` → "Spec › First Name". */
+const labelOf = (path) => path.split('.').map(words).join(' › ');
 
 /** The inputs of a schema's object, depth first: [{path, label, kind, options, hint, required}]. */
-export function fieldsOf(schema, root, prefix, depth = 0, required = false) {
-  const s = deref(schema, root);
+export function fieldsOf(schema, root, prefix, depth = 0, required = false, seen = new Set(['#']), parent = '') {
+  const ancestors = new Set(seen);
+  const s = deref(schema, root, ancestors);
   if (s.recursive || depth > MAX_DEPTH) return [];
   const type = typeOf(s) ?? (s.properties ? 'object' : undefined);
-  const base = { path: prefix, label: s.title || labelOf(prefix), hint: s.description, required };
+  const own = s.title || words(prefix.split('.').pop());
+  const label = parent ? `${parent} › ${own}` : own;
+  const base = { path: prefix, label, hint: s.description, required };
   if (Array.isArray(s.enum) && s.enum.every((v) => typeof v === 'string')) return [{ ...base, kind: 'select', options: s.enum }];
   switch (type) {
     case 'string':
@@ -44,7 +69,7 @@ export function fieldsOf(schema, root, prefix, depth = 0, required = false) {
     case 'boolean':
       return [{ ...base, kind: 'checkbox' }];
     case 'array': {
-      const items = deref(s.items || {}, root);
+      const items = deref(s.items || {}, root, new Set(ancestors));
       if (['string', 'integer', 'number'].includes(typeOf(items)) && !items.enum) {
         return [{ ...base, kind: 'list', itemType: typeOf(items), hint: s.description || 'Comma-separated values' }];
       }
@@ -53,12 +78,24 @@ export function fieldsOf(schema, root, prefix, depth = 0, required = false) {
     case 'object':
       if (s.properties && Object.keys(s.properties).length) {
         const req = new Set(s.required || []);
-        return Object.entries(s.properties).flatMap(([k, v]) => fieldsOf(v, root, `${prefix}.${k}`, depth + 1, req.has(k)));
+        return Object.entries(s.properties).flatMap(([k, v]) => fieldsOf(v, root, `${prefix}.${k}`, depth + 1, req.has(k), ancestors, label));
       }
       return [{ ...base, kind: 'json', hint: s.description || 'JSON object' }];
     default:
       return [{ ...base, kind: 'json', hint: s.description || 'JSON value' }];
   }
+}
+
+/** The model's object schema and the fields of its top-level properties (spec, …). */
+export function modelFields(route) {
+  const root = route.schemaRoot || route.schema || {};
+  const seen = new Set(['#']);
+  const model = deref(route.schema || {}, root, seen);
+  const req = new Set(model.required || []);
+  const fields = Object.entries(model.properties || {})
+    .filter(([k]) => !NOT_FIELDS.has(k))
+    .flatMap(([k, v]) => fieldsOf(v, root, k, 0, req.has(k), seen));
+  return { model, fields };
 }
 
 /** The form's text for a stored value. */
@@ -105,12 +142,11 @@ function parseLabels(text) {
 }
 
 /**
- * props: route (group, version, kind, resource, schema), object (to edit) or undefined (create),
- * onDone(saved), onCancel().
+ * props: route (path, group, version, kind, schema and, on a model page, schemaRoot), object (to edit)
+ * or undefined (create), onDone(saved), onCancel().
  */
 export function SchemaForm({ route, object, onDone, onCancel }) {
-  const schema = route.schema || {};
-  const fields = schema.properties && schema.properties.spec ? fieldsOf(schema.properties.spec, schema, 'spec', 0, (schema.required || []).includes('spec')) : [];
+  const [{ model, fields }] = useState(() => modelFields(route));
   const [values, setValues] = useState(() => {
     const v = { 'metadata.name': object ? object.metadata.name : '', 'metadata.labels': labelsText(object && object.metadata.labels) };
     for (const f of fields) v[f.path] = display(f, object ? getPath(object, f.path) : undefined);
@@ -127,7 +163,10 @@ export function SchemaForm({ route, object, onDone, onCancel }) {
     setBusy(true);
     setError(null);
     try {
-      const body = object ? structuredClone(object) : { apiVersion: `${route.group}/${route.version}`, kind: route.kind, metadata: {}, spec: {} };
+      const body = object
+        ? structuredClone(object)
+        : { apiVersion: route.group ? `${route.group}/${route.version}` : route.version, kind: route.kind, metadata: {} };
+      if (!object && model.properties && model.properties.spec) body.spec = {};
       delete body.status;
       if (!object) body.metadata.name = values['metadata.name'].trim();
       const labels = parseLabels(values['metadata.labels']);
@@ -151,9 +190,9 @@ export function SchemaForm({ route, object, onDone, onCancel }) {
     <${ErrorSummary} error=${error} />
     ${object
       ? null
-      : html`<${Field} label="Name" name="metadata.name" value=${values['metadata.name']} onInput=${set('metadata.name')}
+      : html`<${Field} label=${labelOf('metadata.name')} name="metadata.name" value=${values['metadata.name']} onInput=${set('metadata.name')}
           error=${fieldError('metadata.name')} required=${true} hint="Lowercase letters, digits and dashes" />`}
-    <${Field} label="Labels" name="metadata.labels" kind="textarea" value=${values['metadata.labels']} onInput=${set('metadata.labels')}
+    <${Field} label=${labelOf('metadata.labels')} name="metadata.labels" kind="textarea" value=${values['metadata.labels']} onInput=${set('metadata.labels')}
       error=${Object.keys(errors).filter((k) => k.startsWith('metadata.labels')).map((k) => errors[k].join('; ')).join('; ') || undefined}
       hint="One key=value per line" />
     ${fields.map(

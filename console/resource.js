@@ -1,12 +1,19 @@
-// A plugin route (spec.console.routes): the model's objects with label and field selectors and
-// paging, kept live by a watch; create, edit and delete through the schema form, the create
-// button wrapped in the route's manage permissions.
+// A model's objects with label and field selectors and paging, kept live by a watch; create, edit
+// and delete through the schema form. On a plugin route (spec.console.routes) the buttons are
+// wrapped in the route's manage permissions; on a generated model page (models.js) they follow
+// the user's rights on the model (`route.can`: create, update, delete).
 import { html, useEffect, useRef, useState } from './lib.js';
 import { api, watch } from './api.js';
 import { SchemaForm } from './form.js';
 import { Alert, Empty, when } from './ui.js';
 
 const PAGE_SIZE = 20;
+
+/** Renders its children when the user may `verb`: `route.can[verb]` on a model page, else the manage permissions. */
+function Allowed({ route, verb, children }) {
+  if (route.can) return route.can[verb] ? children : null;
+  return html`<svc-permission permissions=${JSON.stringify(route.managePermissions)}>${children}</svc-permission>`;
+}
 
 export function ResourcePage({ route }) {
   const [selectors, setSelectors] = useState({ labelSelector: '', fieldSelector: '' });
@@ -16,7 +23,6 @@ export function ResourcePage({ route }) {
   const [error, setError] = useState('');
   const [editing, setEditing] = useState(null); // null | 'new' | object
   const latest = useRef(0);
-  const manage = JSON.stringify(route.managePermissions);
 
   const query = () => {
     const q = new URLSearchParams({ page: String(page), size: String(PAGE_SIZE) });
@@ -80,10 +86,10 @@ export function ResourcePage({ route }) {
   const items = list ? list.items : [];
   return html`<section class="page" data-page=${route.name} aria-labelledby="page-title">
     <header class="page-head">
-      <h1 id="page-title">${route.title}</h1>
-      <svc-permission permissions=${manage}>
+      <h1 id="page-title">${route.title}${route.subtitle ? html` <small class="muted">${route.subtitle}</small>` : null}</h1>
+      <${Allowed} route=${route} verb="create">
         <button class="primary" data-action="create" onClick=${() => setEditing('new')}>New ${route.kind}</button>
-      </svc-permission>
+      </${Allowed}>
     </header>
     <form class="filters" onSubmit=${applyFilters} role="search">
       <label>Label selector <input name="labelSelector" placeholder="app=web,tier!=db" value=${draft.labelSelector}
@@ -107,14 +113,16 @@ export function ResourcePage({ route }) {
             ${items.map(
               (o) => html`<div class="tr" role="row" key=${o.metadata.name} data-object-name=${o.metadata.name}>
                 <span role="cell" class="name">${o.metadata.name}${o.metadata.deletionTimestamp ? html` <em class="badge">deleting</em>` : null}</span>
-                <span role="cell" class="summary">${summary(o.spec)}</span>
+                <span role="cell" class="summary">${summary(o)}</span>
                 <span role="cell">${Object.entries(o.metadata.labels || {}).map(([k, v]) => html`<code class="label">${k}=${v}</code> `)}</span>
                 <span role="cell" class="muted">${when(o.metadata.creationTimestamp)}</span>
                 <span role="cell" class="row-actions">
-                  <svc-permission permissions=${manage}>
+                  <${Allowed} route=${route} verb="update">
                     <button data-action="edit" onClick=${() => setEditing(o)}>Edit</button>
+                  </${Allowed}>
+                  <${Allowed} route=${route} verb="delete">
                     <button class="danger" data-action="delete" onClick=${() => remove(o.metadata.name)}>Delete</button>
-                  </svc-permission>
+                  </${Allowed}>
                 </span>
               </div>`,
             )}
@@ -129,8 +137,10 @@ export function ResourcePage({ route }) {
   </section>`;
 }
 
-/** The first few scalar values of a spec, for the list. */
-function summary(spec) {
+/** The first few scalar values of an object's spec (or, without one, of its other top-level fields), for the list. */
+function summary(o) {
+  const { apiVersion, kind, metadata, status, ...rest } = o;
+  const spec = o.spec !== undefined ? o.spec : rest;
   if (!spec || typeof spec !== 'object') return '';
   return Object.entries(spec)
     .filter(([, v]) => v !== null && typeof v !== 'object')

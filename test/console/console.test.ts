@@ -2,7 +2,9 @@
  * The console at /console/ in real Chromium (docs/API.md §9), on both stores: sign-in (password,
  * token, wrong credentials), the menu and the permission wrapper for users with different roles,
  * the route guard, the form generated from a model's JSON Schema (with a 422), the live list,
- * and the roles, users and plugins pages. Also the console's files (public, strict CSP).
+ * the roles, users and plugins pages, and the generated page of every model the user may list
+ * (`model:<group>/<version>/<plural>`, buttons from the user's rights on the model). Also the
+ * console's files (public, strict CSP).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it as vitestIt } from 'vitest';
 import { ADMIN, ANONYMOUSLY, basicAuth, call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -14,12 +16,32 @@ const it = (name: string, fn: () => Promise<void>) => vitestIt(name, fn, 90_000)
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 const TOKENS = '/apis/uc.api.security.svc.run/v1alpha1/personalaccesstokens';
 const ROUTES = '/apis/api.console.svc.run/v1alpha1/routes';
+const POSTS = '/apis/content.svc.run/v1alpha1/posts';
+const CRM_PEOPLE = '/apis/crm.example.net/v1/people';
+/** Menu entries of the built-in and plugin routes (each listable model has a `model:` entry too). */
+const ROUTE_ENTRIES = 'a[data-route]:not([data-route^="model:"])';
+const MODEL = {
+  posts: 'model:content.svc.run/v1alpha1/posts',
+  crm: 'model:crm.example.net/v1/people',
+  persons: 'model:people.example.com/v1alpha1/persons',
+  users: 'model:/v1alpha1/users',
+  roles: 'model:/v1alpha1/roles',
+};
 
 const USERS = {
   viewer: { password: 'viewer-pass-1234', role: 'people-view-persons' },
   manager: { password: 'manager-pass-1234', role: 'people-manage-persons' },
   auditor: { password: 'auditor-pass-1234', role: 'system-users-view' },
+  // Model rights without any UI permission: reading posts; writing CRM people; only `get` on them.
+  editor: { password: 'editor-pass-1234', role: 'content-view-posts' },
+  crmwriter: { password: 'crmwriter-pass-1234', role: 'crm-people-write' },
+  crmgetter: { password: 'crmgetter-pass-1234', role: 'crm-people-get' },
 } as const;
+
+const CRM_ROLES = [
+  { metadata: { name: 'crm-people-write' }, rules: [{ apiGroups: ['crm.example.net'], resources: ['people'], verbs: ['get', 'list', 'watch', 'create'] }] },
+  { metadata: { name: 'crm-people-get' }, rules: [{ apiGroups: ['crm.example.net'], resources: ['people'], verbs: ['get'] }] },
+];
 
 async function createUser(gw: TestGateway, name: string, password: string, role?: string): Promise<void> {
   const u = await call(gw, 'POST', '/api/v1alpha1/users', { metadata: { name }, spec: { displayName: name, email: `${name}@example.test`, password } });
@@ -94,6 +116,7 @@ describe.each(STORES)('console in Chromium (%s)', (store) => {
   let browser: Browser;
   beforeAll(async () => {
     [gw, browser] = await Promise.all([startTestGateway(store), launchChromium()]);
+    for (const role of CRM_ROLES) expect((await call(gw, 'POST', '/api/v1alpha1/roles', role)).status).toBe(201);
     for (const [name, u] of Object.entries(USERS)) await createUser(gw, name, u.password, u.role);
   });
   afterEach(async (ctx) => {
@@ -110,6 +133,7 @@ describe.each(STORES)('console in Chromium (%s)', (store) => {
     await signIn(page, gw.url, ADMIN.username, ADMIN.password);
     await visible(page.locator('a[data-route="users"]'));
     for (const r of ['users', 'roles', 'plugins', 'persons']) await count(page.locator(`a[data-route="${r}"]`), 1);
+    await count(page.locator(ROUTE_ENTRIES), 4);
     const stored = await page.evaluate(() => ({ session: JSON.stringify({ ...sessionStorage }), local: localStorage.length }));
     expect(stored.session).not.toContain(ADMIN.password);
     expect(stored.session).toMatch(/svcpat_|"svc\.console\.token"/);
@@ -137,14 +161,14 @@ describe.each(STORES)('console in Chromium (%s)', (store) => {
     await page.fill('input[name=token]', created.body.token);
     await page.click('button[type=submit]');
     await visible(page.locator('a[data-route="persons"]'));
-    await count(page.locator('a[data-route]'), 1);
+    await count(page.locator(ROUTE_ENTRIES), 1);
   });
 
   it('shows each user the menu entries and controls their UI permissions allow; the guard refuses the rest', async () => {
     const viewer = await browser.page();
     await signIn(viewer, gw.url, 'viewer', USERS.viewer.password);
     await visible(viewer.locator('a[data-route="persons"]'));
-    await count(viewer.locator('a[data-route]'), 1);
+    await count(viewer.locator(ROUTE_ENTRIES), 1);
     await viewer.click('a[data-route="persons"]');
     await visible(viewer.locator('[data-page="persons"]'));
     await count(viewer.locator('[data-action="create"]'), 0);
@@ -164,7 +188,7 @@ describe.each(STORES)('console in Chromium (%s)', (store) => {
     const auditor = await browser.page();
     await signIn(auditor, gw.url, 'auditor', USERS.auditor.password);
     await visible(auditor.locator('a[data-route="users"]'));
-    await count(auditor.locator('a[data-route]'), 1);
+    await count(auditor.locator(ROUTE_ENTRIES), 1);
     await auditor.click('a[data-route="users"]');
     await visible(auditor.locator('[data-object-name="viewer"]'));
     await count(auditor.locator('[data-action="create"]'), 0);
@@ -306,7 +330,7 @@ describe.each(STORES)('console in Chromium (%s)', (store) => {
     const newbie = await browser.page();
     await signIn(newbie, gw.url, 'newbie', 'newbie-pass-1234');
     await visible(newbie.locator('a[data-route="roles"]'));
-    await count(newbie.locator('a[data-route]'), 1);
+    await count(newbie.locator(ROUTE_ENTRIES), 1);
   });
 
   it('plugins page: phase and enable/disable by merge patch, updated live', async () => {
@@ -325,6 +349,125 @@ describe.each(STORES)('console in Chromium (%s)', (store) => {
     await visible(crm.locator('[data-field="phase"]').getByText('STOPPED'));
     await call(gw, 'PATCH', '/apis/plugin.svc.run/v1alpha1/plugins/crm', { spec: { enabled: true } }, { 'content-type': 'application/merge-patch+json' });
     await visible(crm.locator('[data-field="phase"]').getByText('STARTED'));
+  });
+
+  it('gives every model the administrator may list a generated page: form from the schema, a 422 at its field, live rows', async () => {
+    const page = await browser.page();
+    await signIn(page, gw.url, ADMIN.username, ADMIN.password);
+    await visible(page.locator(`a[data-route="${MODEL.posts}"]`));
+    for (const m of Object.values(MODEL)) await count(page.locator(`a[data-route="${m}"]`), 1);
+
+    // The content plugin's posts (no console route of its own): create through the generated form.
+    await page.click(`a[data-route="${MODEL.posts}"]`);
+    await visible(page.locator(`[data-page="${MODEL.posts}"]`));
+    expect(page.url()).toBe(`${gw.url}/console/${MODEL.posts}`);
+    await page.click('[data-action="create"]');
+    for (const f of ['metadata.name', 'spec.title', 'spec.slug', 'spec.tags', 'spec.published']) await count(page.locator(`[name="${f}"]`), 1);
+    await page.fill('[name="metadata.name"]', 'gen-post');
+    await page.fill('[name="spec.title"]', 'Generated');
+    await page.fill('[name="spec.slug"]', 'Not A Slug');
+    await page.fill('[name="spec.tags"]', 'a, b');
+    await page.click('[data-action="save"]');
+    await visible(page.locator('[name="spec.slug"][aria-invalid="true"]'));
+    await visible(page.locator('form [role=alert]'));
+    await count(page.locator('[name="spec.title"][aria-invalid="true"]'), 0);
+    expect((await call(gw, 'GET', `${POSTS}/gen-post`)).status).toBe(404);
+    await page.fill('[name="spec.slug"]', 'generated');
+    await page.click('[data-action="save"]');
+    await visible(page.locator('[data-object-name="gen-post"]'));
+    expect((await call(gw, 'GET', `${POSTS}/gen-post`)).body.spec).toMatchObject({ title: 'Generated', slug: 'generated', tags: ['a', 'b'] });
+    // An object created elsewhere appears without a reload.
+    expect((await call(gw, 'POST', POSTS, { metadata: { name: 'rest-post' }, spec: { title: 'From REST', slug: 'from-rest' } })).status).toBe(201);
+    await visible(page.locator('[data-object-name="rest-post"]'));
+
+    // The CRM plugin's people: reached by URL too, live, with their schema's fields.
+    await page.goto(`${gw.url}/console/${MODEL.crm}`);
+    await visible(page.locator(`[data-page="${MODEL.crm}"]`));
+    await page.waitForTimeout(300);
+    expect((await call(gw, 'POST', CRM_PEOPLE, { metadata: { name: 'rest-contact' }, spec: { email: 'contact@example.test' } })).status).toBe(201);
+    await visible(page.locator('[data-object-name="rest-contact"]'));
+    await page.click('[data-action="create"]');
+    for (const f of ['spec.email', 'spec.company', 'spec.tags']) await count(page.locator(`[name="${f}"]`), 1);
+    await page.fill('[name="metadata.name"]', 'form-contact');
+    await page.fill('[name="spec.email"]', `${'x'.repeat(250)}@example.test`);
+    await page.click('[data-action="save"]');
+    await visible(page.locator('[name="spec.email"][aria-invalid="true"]'));
+    expect(await page.locator('form.panel').innerText()).toMatch(/254/);
+    await page.fill('[name="spec.email"]', 'form@example.test');
+    await page.click('[data-action="save"]');
+    await visible(page.locator('[data-object-name="form-contact"]'));
+
+    // A platform kind: roles have top-level rules, not a spec.
+    await page.click(`a[data-route="${MODEL.roles}"]`);
+    await visible(page.locator(`[data-page="${MODEL.roles}"] [data-object-name="crm-people-get"]`));
+    await page.click('[data-action="create"]');
+    await count(page.locator('[name="rules"]'), 1);
+    expect(page.errors).toEqual([]);
+  });
+
+  it('shows a model page to users who may list the model, with the create button only for those who may create it', async () => {
+    expect((await call(gw, 'POST', POSTS, { metadata: { name: 'editor-sees' }, spec: { title: 'Seen', slug: 'seen' } })).status).toBe(201);
+    // May list posts, not create them: the page and its rows, no create, edit or delete.
+    const editor = await browser.page();
+    await signIn(editor, gw.url, 'editor', USERS.editor.password);
+    await visible(editor.locator(`a[data-route="${MODEL.posts}"]`));
+    await count(editor.locator('a[data-route^="model:"]'), 1);
+    await editor.click(`a[data-route="${MODEL.posts}"]`);
+    await visible(editor.locator('[data-object-name="editor-sees"]'));
+    await count(editor.locator('[data-action="create"]'), 0);
+    await count(editor.locator('[data-action="edit"], [data-action="delete"]'), 0);
+
+    // May `get` CRM people but not list them: discovery shows the model, the console does not.
+    const getter = { authorization: basicAuth('crmgetter', USERS.crmgetter.password) };
+    expect((await call(gw, 'GET', '/apis/crm.example.net/v1', undefined, getter)).status).toBe(200);
+    const crmgetter = await browser.page();
+    await signIn(crmgetter, gw.url, 'crmgetter', USERS.crmgetter.password);
+    await visible(crmgetter.locator('[data-page="home"]'));
+    await count(crmgetter.locator('a[data-route]'), 0);
+    await crmgetter.goto(`${gw.url}/console/${MODEL.crm}`);
+    await visible(crmgetter.locator('[data-page="not-found"]'));
+
+    // May create CRM people, with no UI permission at all: the create button and a working form.
+    const writer = { authorization: basicAuth('crmwriter', USERS.crmwriter.password) };
+    expect((await call(gw, 'GET', '/apis/api.console.svc.run/v1alpha1/users/-/permissions', undefined, writer)).body.uiPermissions).toEqual([]);
+    const crmwriter = await browser.page();
+    await signIn(crmwriter, gw.url, 'crmwriter', USERS.crmwriter.password);
+    await visible(crmwriter.locator(`a[data-route="${MODEL.crm}"]`));
+    await count(crmwriter.locator('a[data-route]'), 1);
+    await crmwriter.click(`a[data-route="${MODEL.crm}"]`);
+    await crmwriter.click('[data-action="create"]');
+    await crmwriter.fill('[name="metadata.name"]', 'writer-contact');
+    await crmwriter.fill('[name="spec.email"]', 'writer@example.test');
+    await crmwriter.click('[data-action="save"]');
+    await visible(crmwriter.locator('[data-object-name="writer-contact"]'));
+    expect((await call(gw, 'GET', `${CRM_PEOPLE}/writer-contact`)).body.spec.email).toBe('writer@example.test');
+    await count(crmwriter.locator('[data-action="edit"], [data-action="delete"]'), 0);
+    for (const p of [editor, crmgetter, crmwriter]) expect(p.errors).toEqual([]);
+  });
+
+  it('labels metadata.name and spec.name differently, on plugin routes and generated pages', async () => {
+    const page = await browser.page();
+    await signIn(page, gw.url, ADMIN.username, ADMIN.password);
+    const labels = () =>
+      page.evaluate(() =>
+        ['metadata.name', 'spec.name'].map((n) => {
+          const input = document.querySelector(`[name="${n}"]`) as HTMLInputElement;
+          return [...(input.labels ?? [])].map((l) => l.textContent!.replace(/\s*\*\s*$/, '').trim());
+        }),
+      );
+    for (const route of ['persons', MODEL.persons]) {
+      await page.click(`a[data-route="${route}"]`);
+      await page.click(`[data-page="${route}"] [data-action="create"]`);
+      const [meta, spec] = await labels();
+      expect(meta).toHaveLength(1);
+      expect(spec).toHaveLength(1);
+      expect(meta![0]).not.toBe(spec![0]);
+      expect(meta![0]).toMatch(/metadata/i);
+      expect(spec![0]).toMatch(/spec/i);
+      await visible(page.getByLabel(spec![0]!, { exact: true }));
+      await page.click('[data-action="cancel"]');
+    }
+    expect(page.errors).toEqual([]);
   });
 
   it('signing out revokes the token the console created', async () => {
