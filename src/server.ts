@@ -238,6 +238,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     routes: pluginRoutes,
     log,
     pluginsDir: config.pluginsDir,
+    rbac,
     onGraphQLChange: () => graphql.invalidate(),
     checkGraphQL: (plugin, extension) => graphql.checkExtension({ plugin, extension }),
   });
