@@ -25,7 +25,7 @@ import { isPlainObject, type ApiObject } from '../store/object.js';
 import { IMMUTABLE_ROLES } from './builtin-roles.js';
 import { verbsGrant, type PolicyRule } from './match.js';
 import type { RbacAuthorizer } from './rbac-authorizer.js';
-import { ANONYMOUS_ROLE, AUTHENTICATED_ROLE } from './resolve.js';
+import { AGGREGATE_PREFIX, ANONYMOUS_ROLE, AUTHENTICATED_ROLE } from './resolve.js';
 
 // --- coverage: does a set of rules grant everything one rule grants? ---------------------------
 
@@ -112,8 +112,12 @@ export function roleAdmission(rbac: RbacAuthorizer): KindHooks['admit'] {
     const [granted, held] = await Promise.all([rbac.resolveRole(name, req.object), rbac.resolve(req.caller)]);
     const missing = uncovered(held.rules, granted.rules);
     if (missing) {
+      const into = Object.entries(req.object.metadata.labels ?? {})
+        .filter(([k, v]) => k.startsWith(AGGREGATE_PREFIX) && v === 'true')
+        .map(([k]) => `"${k.slice(AGGREGATE_PREFIX.length)}"`);
+      const to = into.length ? ` to the holders of ${into.join(', ')}` : '';
       throw new Forbidden(
-        `user "${req.caller.username}" cannot ${req.verb} role "${name}": it would grant ${describeRule(missing)}, which the user does not hold (the verb "escalate" on roles allows it)`,
+        `user "${req.caller.username}" cannot ${req.verb} role "${name}": it would grant ${describeRule(missing)}${to}, which the user does not hold (the verb "escalate" on roles allows it)`,
       );
     }
   };

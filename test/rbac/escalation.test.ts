@@ -95,6 +95,7 @@ describe.each(STORES)('no escalation through the built-in templates (%s)', (kind
     for (const into of ['authenticated', 'anonymous']) {
       const r = await createRole(gw, `everyone-${into}`, EVERYTHING, aggregateTo(into), rm);
       expect(r.status, into).toBe(403);
+      expect(r.body.detail).toContain(`to the holders of "${into}"`);
       expect(r.body.detail).toMatch(/escalate/);
       expect((await call(gw, 'GET', `${ROLES}/everyone-${into}`)).status).toBe(404);
     }
