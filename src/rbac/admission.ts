@@ -10,9 +10,9 @@
  *     updating a binding needs the bound role's permissions, or the verb `bind` on roles;
  *   - no takeover: changing another user's credentials (a new password, disabling or enabling
  *     them), deleting them, or creating a user (whom existing bindings may already name) needs
- *     every permission that user holds, or the verb `impersonate` on users; else `update users`
- *     would let anyone become the administrator. Other fields (displayName, email) need only the
- *     ordinary verb;
+ *     every permission that user holds (the first administrator always holds super-role's), or
+ *     the verb `impersonate` on users; else `update users` would let anyone become the
+ *     administrator. Other fields (displayName, email) need only the ordinary verb;
  *   - plugin bundles (`checkBundleRoles`): a user's enabling of a plugin needs them to hold what
  *     its role templates grant beyond the plugin, or to every caller.
  * None of `escalate`, `bind` and `impersonate` is granted by `*` (match.ts ESCALATION_VERBS), and
@@ -25,7 +25,7 @@ import { isPlainObject, type ApiObject } from '../store/object.js';
 import { IMMUTABLE_ROLES } from './builtin-roles.js';
 import { verbsGrant, type PolicyRule } from './match.js';
 import type { RbacAuthorizer } from './rbac-authorizer.js';
-import { AGGREGATE_PREFIX, ANONYMOUS_ROLE, AUTHENTICATED_ROLE } from './resolve.js';
+import { AGGREGATE_PREFIX, ANONYMOUS_ROLE, AUTHENTICATED_ROLE, SUPER_ROLE } from './resolve.js';
 
 // --- coverage: does a set of rules grant everything one rule grants? ---------------------------
 
@@ -165,17 +165,26 @@ function touchesCredentials(req: AdmissionRequest): boolean {
   return (typeof next.password === 'string' && next.password !== old.password) || (next.disabled === true) !== (old.disabled === true);
 }
 
-export function userAdmission(rbac: RbacAuthorizer): KindHooks['admit'] {
+/**
+ * `firstAdmin` (SVC_ADMIN_USERNAME) counts as holding super-role whatever the bindings say now:
+ * every start binds them to it again (bootstrap/security.ts), so removing their binding and then
+ * resetting their password must not hand the account over at the next restart.
+ */
+export function userAdmission(rbac: RbacAuthorizer, firstAdmin?: string): KindHooks['admit'] {
   return async (req) => {
     const name = (req.old ?? req.object)!.metadata.name;
     if (req.caller.via !== 'system' && req.caller.username === name) return; // one's own account
     if (!touchesCredentials(req)) return;
     if (await mayOnRoles(req, 'impersonate', name, 'users')) return;
-    const [target, held] = await Promise.all([rbac.resolve(userCaller(name, 'basic')), rbac.resolve(req.caller)]);
-    const missing = uncovered(held.rules, target.rules);
+    const [target, held, always] = await Promise.all([
+      rbac.resolve(userCaller(name, 'basic')),
+      rbac.resolve(req.caller),
+      name === firstAdmin ? rbac.resolveRole(SUPER_ROLE) : undefined,
+    ]);
+    const missing = uncovered(held.rules, [...target.rules, ...(always?.rules ?? [])]);
     if (missing) {
       throw new Forbidden(
-        `user "${req.caller.username}" cannot ${req.verb === 'delete' ? 'delete' : "change the credentials of"} user "${name}": that user holds ${describeRule(missing)}, which the caller does not (the verb "impersonate" on users allows it)`,
+        `user "${req.caller.username}" cannot ${req.verb === 'delete' || req.verb === 'create' ? req.verb : 'change the credentials of'} user "${name}": that user holds ${describeRule(missing)}, which the caller does not (the verb "impersonate" on users allows it)`,
       );
     }
   };
@@ -218,10 +227,7 @@ export async function checkBundleRoles(
     const name = object.metadata.name;
     const granted = await rbac.resolveWith([name], objects);
     const toEveryone = reachesAll.has(name);
-    const missing = uncovered(
-      held.rules,
-      granted.rules.filter((r) => toEveryone || !scope.ruleInside(r)),
-    );
+    const missing = uncovered(held.rules, granted.rules.filter((r) => toEveryone || !scope.ruleInside(r)));
     const ui = heldUi.has('*') ? undefined : granted.uiPermissions.find((p) => !scope.uiInside(p) && !heldUi.has(p));
     if (!missing && ui === undefined) continue;
     const reach = toEveryone

@@ -66,6 +66,19 @@ describe.each(STORES)('no escalation through the built-in templates (%s)', (kind
     expect((await call(gw, 'GET', `${USERS}/admin`, undefined, { authorization: basicAuth('admin', 'stolen-password') })).status).toBe(401);
   });
 
+  it('removing the administrator\'s binding first does not help: every start binds them to super-role again', async () => {
+    const root3 = await userWith('root3', ['super-role']);
+    expect((await call(gw, 'DELETE', '/api/v1alpha1/rolebindings/admin-super-role', undefined, as(um))).status).toBe(200);
+    try {
+      const patch = await call(gw, 'PATCH', `${USERS}/admin`, { spec: { password: 'stolen-password' } }, { ...as(um), ...MERGE });
+      expect(patch.status).toBe(403);
+      expect((await call(gw, 'DELETE', `${USERS}/admin`, undefined, as(um))).status).toBe(403);
+    } finally {
+      expect((await bind(gw, 'admin', 'super-role', root3, 'admin-super-role')).status).toBe(201);
+    }
+    expect((await call(gw, 'GET', `${USERS}/admin`)).status).toBe(200);
+  });
+
   it('a user manager still manages users with fewer permissions than theirs, and edits others\' other fields', async () => {
     const created = await call(gw, 'POST', USERS, { metadata: { name: 'carol', labels: { tier: 'low' } }, spec: { password: 'carol-first-pw' } }, as(um));
     expect(created.status).toBe(201);
