@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUSLY, basicAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
 import { bind } from '../helpers/rbac.js';
+import { codes, gql } from '../graphql/helpers.js';
 import { manifest, PLUGINS, pluginsDir, waitPhase, type PluginsDir } from '../plugins/fixtures.js';
 
 const MERGE = { 'content-type': 'application/merge-patch+json' };
@@ -44,6 +45,14 @@ describe.each(STORES)('plugin bundles cannot escalate (%s)', (kind) => {
       'plugin.yaml': manifest({ name: 'reach', enabled: false }),
       'extensions/roles.yaml': template('reach-users', {}, ['  - apiGroups: [""]', '    resources: [users]', '    verbs: [get, list]'].join('\n')),
     });
+    // no rules of its own: it reaches super-role through its dependencies
+    await dir.write('sneaky', {
+      'plugin.yaml': manifest({ name: 'sneaky', enabled: false }),
+      'extensions/roles.yaml': template('sneaky-public', TO_ANONYMOUS, '  []').replace(
+        'rules:',
+        "  annotations:\n    rbac.authorization.svc.run/dependencies: '[\"super-role\"]'\nrules:",
+      ),
+    });
     await dir.write('good', {
       'plugin.yaml': manifest({ name: 'good', enabled: false }),
       'extensions/roles.yaml': template('good-view', {}, ownRead('good'), 'plugin:good:view'),
@@ -74,17 +83,23 @@ describe.each(STORES)('plugin bundles cannot escalate (%s)', (kind) => {
     const current = (await call(gw, 'GET', `${PLUGINS}/evil`)).body;
     expect(current.spec.enabled).toBe(false);
     expect((await call(gw, 'PUT', `${PLUGINS}/evil`, { ...current, spec: { ...current.spec, enabled: true } }, pm)).status).toBe(403);
+    const mutation = await gql(gw, 'mutation { pluginSvcRun_v1alpha1_patchPlugin(name: "evil", patch: { spec: { enabled: true } }) { metadata { name } } }', undefined, pm);
+    expect(codes(mutation)).toEqual(['FORBIDDEN']);
     await new Promise((r) => setTimeout(r, 300));
     expect((await waitPhase(gw, 'evil', 'STOPPED')).spec.enabled).toBe(false);
     expect((await call(gw, 'GET', '/api/v1alpha1/roles/evil-evil')).status).toBe(404);
     await anonymousLocked();
   });
 
-  it('nor one that grants beyond the plugin\'s own groups', async () => {
+  it('nor one that grants beyond the plugin\'s own groups, by its rules or its dependencies', async () => {
     const r = await call(gw, 'PATCH', `${PLUGINS}/reach`, { spec: { enabled: true } }, { ...pm, ...MERGE });
     expect(r.status).toBe(403);
     expect(r.body.detail).toMatch(/reach-users.*beyond/);
     expect((await call(gw, 'GET', '/api/v1alpha1/roles/reach-users')).status).toBe(404);
+    const sneaky = await call(gw, 'PATCH', `${PLUGINS}/sneaky`, { spec: { enabled: true } }, { ...pm, ...MERGE });
+    expect(sneaky.status).toBe(403);
+    expect(sneaky.body.detail).toMatch(/sneaky-public/);
+    await anonymousLocked();
   });
 
   it('templates kept to the plugin\'s groups and UI permissions need only the right to manage plugins', async () => {
