@@ -350,33 +350,11 @@ export class EmbeddedModelStore implements ModelStore {
   }
 
   private readPage(q: KeysetQuery): KeysetPage {
-    const terms = keysetTerms(q.sort);
     const want = q.limit + 1;
-    const orderBy = this.compileOrder(terms);
-    const cols = terms.map((t) => this.sortColumn(t.index)).join(', ');
-    const { driver, rows } = this.pickDriver(q.where);
-    const drive = driver !== undefined && rows !== undefined && rows <= DRIVE_EVERY;
-    const w = this.compileWhere(q.where, drive ? driver : 'probe');
-    const select = (branches: KeysetBranch[] | undefined, limit: number): unknown[][] => {
-      const conds = w.where ? [w.where.slice(' WHERE '.length)] : [];
-      const params: unknown[] = [...w.params];
-      if (branches) {
-        const parts = branches.map((b) => this.compileBranch(terms, b, params));
-        conds.push(parts.length ? `(${parts.map((p) => `(${p})`).join(' OR ')})` : '0');
-      }
-      const where = conds.length ? ` WHERE ${conds.join(' AND ')}` : '';
-      const sql = `SELECT o.rowid, ${cols} FROM ${this.o} AS o${where} ORDER BY ${orderBy} LIMIT ?`;
-      return this.stmts.get(sql).raw(true).all(...params, limit) as unknown[][];
-    };
-    let found: unknown[][];
-    if (!q.after) found = select(undefined, want);
-    else if (drive) found = select(branchesAfter(terms, q.after), want);
-    else {
-      found = [];
-      for (const b of branchesAfter(terms, q.after)) {
-        found.push(...select([b], want - found.length));
-        if (found.length >= want) break;
-      }
+    const found: unknown[][] = [];
+    for (const { sql, params } of this.pageQueries(q)) {
+      found.push(...(this.stmts.get(sql).raw(true).all(...params, want - found.length) as unknown[][]));
+      if (found.length >= want) break;
     }
     const page = found.slice(0, q.limit);
     return {
@@ -384,6 +362,40 @@ export class EmbeddedModelStore implements ModelStore {
       keys: page.map((r) => r.slice(1) as SortKey),
       more: found.length > q.limit,
     };
+  }
+
+  /** SQLite's plan for each query of a keyset page (diagnostics and tests). */
+  explainPage(q: KeysetQuery): string[][] {
+    return guard(() =>
+      this.readTx(() =>
+        this.pageQueries(q).map(({ sql, params }) =>
+          (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params, q.limit + 1) as { detail: string }[]).map((r) => r.detail),
+        ),
+      ),
+    );
+  }
+
+  /** The queries of a keyset page, read in turn (each ends with `LIMIT ?`: what is still missing). */
+  private pageQueries(q: KeysetQuery): { sql: string; params: unknown[] }[] {
+    const terms = keysetTerms(q.sort);
+    const orderBy = this.compileOrder(terms);
+    const cols = terms.map((t) => this.sortColumn(t.index)).join(', ');
+    const { driver, rows } = this.pickDriver(q.where);
+    const drive = driver !== undefined && rows !== undefined && rows <= DRIVE_EVERY;
+    const w = this.compileWhere(q.where, drive ? driver : 'probe');
+    const build = (branches: KeysetBranch[] | undefined) => {
+      const conds = w.where ? [w.where.slice(' WHERE '.length)] : [];
+      const params: unknown[] = [...w.params];
+      if (branches) {
+        const parts = branches.map((b) => this.compileBranch(terms, b, params));
+        conds.push(parts.length ? `(${parts.map((p) => `(${p})`).join(' OR ')})` : '0');
+      }
+      const where = conds.length ? ` WHERE ${conds.join(' AND ')}` : '';
+      return { sql: `SELECT o.rowid, ${cols} FROM ${this.o} AS o${where} ORDER BY ${orderBy} LIMIT ?`, params };
+    };
+    if (!q.after) return [build(undefined)];
+    const branches = branchesAfter(terms, q.after);
+    return drive ? [build(branches)] : branches.map((b) => build([b]));
   }
 
   /** One branch after a position as an SQL condition (NULL sorts first, then numbers, then text). */
