@@ -27,6 +27,9 @@ export interface ListParams {
   sort?: string[];
   labelSelector?: string[];
   fieldSelector?: string[];
+  /** Keyset pages (docs/API.md §12): page size, and the token of the page to continue from. */
+  limit?: number;
+  continue?: string;
 }
 
 /** Parsed selectors. */
