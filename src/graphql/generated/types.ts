@@ -60,7 +60,7 @@ export type WatchEventType =
   | 'MODIFIED'
   /** The object was removed, or stopped matching the selectors. */
   | 'DELETED'
-  /** A progress marker; `object` is null. */
+  /** A progress marker; `object` is null. `initialEventsEnd` marks the one ending the initial events. */
   | 'BOOKMARK';
 
 export type Query = {
@@ -1063,6 +1063,8 @@ export type CoreV1alpha1RoleWatchEvent = {
   object?: Maybe<CoreV1alpha1Role>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type CoreV1alpha1RoleBindingWatchEvent = {
@@ -1072,6 +1074,8 @@ export type CoreV1alpha1RoleBindingWatchEvent = {
   object?: Maybe<CoreV1alpha1RoleBinding>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type CoreV1alpha1UserWatchEvent = {
@@ -1081,6 +1085,8 @@ export type CoreV1alpha1UserWatchEvent = {
   object?: Maybe<CoreV1alpha1User>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type ContentSvcRunV1alpha1PostWatchEvent = {
@@ -1090,6 +1096,8 @@ export type ContentSvcRunV1alpha1PostWatchEvent = {
   object?: Maybe<ContentSvcRunV1alpha1Post>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type CrmExampleNetV1PersonWatchEvent = {
@@ -1099,6 +1107,8 @@ export type CrmExampleNetV1PersonWatchEvent = {
   object?: Maybe<CrmExampleNetV1Person>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type PeopleExampleComV1alpha1PersonWatchEvent = {
@@ -1108,6 +1118,8 @@ export type PeopleExampleComV1alpha1PersonWatchEvent = {
   object?: Maybe<PeopleExampleComV1alpha1Person>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type PluginSvcRunV1alpha1PluginWatchEvent = {
@@ -1117,4 +1129,6 @@ export type PluginSvcRunV1alpha1PluginWatchEvent = {
   object?: Maybe<PluginSvcRunV1alpha1Plugin>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
