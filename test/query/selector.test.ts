@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BadRequest } from '../../src/errors/index.js';
@@ -158,6 +160,12 @@ describe('escapeSelectorValue', () => {
   it('leaves plain values alone and escapes only what the parser reserves', () => {
     expect(escapeSelectorValue('hello-world_1.2@x/y:z')).toBe('hello-world_1.2@x/y:z');
     expect(escapeSelectorValue('Ada Lovelace, Countess')).toBe('Ada\\ Lovelace\\,\\ Countess');
+  });
+  it('is the package export svc-gateway/selectors (types from the source, code from its build in dist/)', () => {
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8'));
+    const entry = pkg.exports['./selectors'];
+    expect(entry).toEqual({ types: './src/query/escape.ts', default: './dist/query/escape.js' });
+    expect(existsSync(join(import.meta.dirname, '../..', entry.types))).toBe(true);
   });
   it('reads back any string (property)', () => {
     fc.assert(
