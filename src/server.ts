@@ -201,6 +201,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   let pluginController: PluginController | undefined;
   const graphql = createGraphQL({
     registry,
+    limits: { maxCost: limits.graphqlMaxCost },
     watches,
     observe: observer,
     authorizer,

@@ -23,6 +23,8 @@ import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './err
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
 import { useDocumentCache } from './document-cache.js';
+import { checkRelations } from './relations.js';
+import { useCostLimit } from './cost.js';
 import { httpHandler, operationArgs, validDocument } from './node-http.js';
 import { serveGraphQLWs } from '../net/graphql-ws-transport.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
@@ -37,7 +39,7 @@ export interface RegistryView {
   entries(): ModelEntry[];
   onChange(listener: () => void): () => void;
   /** When present, `checkNames` is installed so clashing models are refused at registration. */
-  addCheck?(check: (models: Model[]) => void): void;
+  addCheck?(check: (models: Model[], added: Model[]) => void): void;
 }
 
 export interface GraphQLOptions extends BuildOptions {
@@ -200,6 +202,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const { registry, authorizer, authenticate, watches } = options;
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   registry.addCheck?.(checkNames);
+  registry.addCheck?.(checkRelations);
 
   let logError: (err: unknown) => void = (err) => console.error(err);
   const observe = options.observe;
@@ -233,6 +236,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     plugins: [
       useCurrentSchema(holder),
       useLimits(limits),
+      useCostLimit(limits.maxCost),
       ...(observe ? [useOperationCount(observe)] : []),
       useJit(),
       ...tracedGraphQL(),
