@@ -25,6 +25,7 @@ import { useJit } from './jit.js';
 import { useDocumentCache } from './document-cache.js';
 import { checkRelations } from './relations.js';
 import { useCostLimit } from './cost.js';
+import { PersistedOperations, usePersistedOperations } from './persisted.js';
 import { httpHandler, operationArgs, validDocument } from './node-http.js';
 import { serveGraphQLWs } from '../net/graphql-ws-transport.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
@@ -56,6 +57,8 @@ export interface GraphQLOptions extends BuildOptions {
   observe?: GraphQLObserver;
   /** The gateway's watch state: subscriptions and the graphql-ws send guard use it. */
   watches?: WatchHub;
+  /** SVC_GRAPHQL_OPERATIONS: when given, only these operations (hash → document) run (persisted.ts). */
+  allowList?: Record<string, string>;
 }
 
 export interface GraphQLObserver {
@@ -223,6 +226,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     (err) => logError(err),
   );
   const unsubscribe = registry.onChange(() => holder.invalidate());
+  const persisted = new PersistedOperations(options.allowList);
 
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     graphqlEndpoint: '/graphql',
@@ -234,6 +238,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     // Our own cache (document-cache.ts), last of our plugins: where yoga puts its own.
     parserAndValidationCache: false,
     plugins: [
+      usePersistedOperations(persisted),
       useCurrentSchema(holder),
       useLimits(limits),
       useCostLimit(limits.maxCost),
@@ -301,7 +306,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
         });
         let document;
         try {
-          document = validDocument(enveloped, payload.query);
+          document = validDocument(enveloped, persisted.resolve(payload) ?? '');
         } catch (err) {
           return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error.')];
         }
@@ -321,7 +326,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   );
 
   return {
-    handle: httpHandler(yoga),
+    handle: httpHandler(yoga, persisted),
     handleUpgrade(req, socket, head) {
       void (async () => {
         let caller: Caller | undefined;
