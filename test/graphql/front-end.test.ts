@@ -4,10 +4,12 @@
  * crm plugin (a Deal refers to Person objects: spec.contact → contactPerson, spec.watchers →
  * watcherPeople).
  */
+import { InMemoryCache } from '@apollo/client/cache';
+import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
 import { bind, createRole, createUser } from '../helpers/rbac.js';
-import { codes, gql as post } from './helpers.js';
+import { codes, gql as post, take, wsClient } from './helpers.js';
 
 /** POST /graphql as the administrator unless `headers` says otherwise. */
 const gql = (gw: TestGateway, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) =>
@@ -82,6 +84,29 @@ describe.each(STORES)('GraphQL for front-ends (%s)', (kind) => {
       expect(one.body.data.node).toEqual({ id: deal.id, spec: { title: 'deal 3' } });
     });
 
+    it("Apollo Client's InMemoryCache normalises by id unchanged: two queries share one entry, read back by id", async () => {
+      const cache = new InMemoryCache({ possibleTypes: { Node: ['CrmExampleNetV1Person', 'CrmExampleNetV1Deal'] } });
+      const DEAL = parse(`query Deal { crmExampleNet_v1_deal(name: "d07") { __typename id spec { __typename title contactPerson { __typename id spec { __typename email } } } } }`);
+      const NODE = parse(`query Node($id: ID!) { node(id: $id) { __typename id ... on CrmExampleNetV1Person { spec { __typename email } } } }`);
+      const deal = await gql(gw, `query Deal { crmExampleNet_v1_deal(name: "d07") { __typename id spec { __typename title contactPerson { __typename id spec { __typename email } } } } }`);
+      cache.writeQuery({ query: DEAL, data: deal.body.data });
+      const personId = deal.body.data.crmExampleNet_v1_deal.spec.contactPerson.id;
+      const key = cache.identify({ __typename: 'CrmExampleNetV1Person', id: personId })!;
+      expect(key).toBe(`CrmExampleNetV1Person:${personId}`);
+      expect(cache.readFragment({ id: key, fragment: parse(`fragment P on CrmExampleNetV1Person { spec { email } }`) })).toEqual({
+        __typename: 'CrmExampleNetV1Person',
+        spec: { __typename: 'CrmExampleNetV1PersonSpec', email: 'p7@example.net' },
+      });
+      // The person changes; reading it again through node(id) updates the entry the deal's query reads.
+      expect((await call(gw, 'PATCH', `${PEOPLE}/p07`, { spec: { email: 'new7@example.net' } }, { 'content-type': 'application/merge-patch+json' })).status).toBe(200);
+      const node = await gql(gw, `query Node($id: ID!) { node(id: $id) { __typename id ... on CrmExampleNetV1Person { spec { __typename email } } } }`, { id: personId });
+      cache.writeQuery({ query: NODE, variables: { id: personId }, data: node.body.data });
+      const again = cache.readQuery<any>({ query: DEAL });
+      expect(again.crmExampleNet_v1_deal.spec.contactPerson.spec.email).toBe('new7@example.net');
+      const persons = Object.keys(cache.extract()).filter((k) => k.startsWith('CrmExampleNetV1Person:'));
+      expect(persons).toEqual([key]);
+    });
+
     it('bad ids are BAD_REQUEST before any store call, with no stack', async () => {
       for (const bad of ['', 'not base64!', 'Zm9v' /* "foo" */, Buffer.from('a/b/c').toString('base64url'), 'x'.repeat(2000)]) {
         const { ops, r } = await opsOf(gw, `{ node(id: ${JSON.stringify(bad)}) { id } }`);
@@ -92,6 +117,11 @@ describe.each(STORES)('GraphQL for front-ends (%s)', (kind) => {
       }
       const many = await gql(gw, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: [id('Deal', 'd01'), 'bad id'] });
       expect(codes(many)).toEqual(['BAD_REQUEST']);
+      const before = await storeOperations(gw);
+      const tooMany = await gql(gw, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: Array.from({ length: 1001 }, () => id('Deal', 'd01')) });
+      expect(codes(tooMany)).toEqual(['BAD_REQUEST']);
+      expect(tooMany.body.errors![0]!.message).toContain('at most 1000 ids');
+      expect(await storeOperations(gw)).toBe(before);
     });
 
     it('node honours the get rule with resource names: a denied object is null with its error, the rest is returned', async () => {
@@ -162,9 +192,21 @@ describe.each(STORES)('GraphQL for front-ends (%s)', (kind) => {
     });
 
     it('references resolve in subscription events too', async () => {
-      // Covered through the same resolvers; the watch payload's object is the same type.
-      const r = await gql(gw, `{ __type(name: "CrmExampleNetV1DealWatchEvent") { fields { name } } }`);
-      expect(r.body.data.__type.fields.map((f: any) => f.name)).toContain('object');
+      const client = wsClient(gw, { authorization: adminAuth });
+      try {
+        const events = client.iterate({
+          query: `subscription { crmExampleNet_v1_watchDeals(fieldSelector: "metadata.name=d10") { type object { metadata { name } spec { contactPerson { metadata { name } } } } } }`,
+        });
+        const [added] = await take(events, 1);
+        expect(added.errors).toBeUndefined();
+        expect(added.data.crmExampleNet_v1_watchDeals).toEqual({
+          type: 'ADDED',
+          object: { metadata: { name: 'd10' }, spec: { contactPerson: { metadata: { name: 'p10' } } } },
+        });
+        await events.return?.();
+      } finally {
+        await client.dispose();
+      }
     });
   });
 
@@ -178,6 +220,21 @@ describe.each(STORES)('GraphQL for front-ends (%s)', (kind) => {
       expect(r.body.errors![0]!.message).toMatch(/costs 72001, more than the limit of 50000/);
       expect(r.body.data).toBeUndefined();
       expect(ops).toBe(0);
+    });
+
+    it('over GET too (400), and over graphql-ws', async () => {
+      const q = `{ crmExampleNet_v1_deals(size: 9000) { items { metadata { name } spec { title amount contact watchers } } } }`;
+      const res = await fetch(`${gw.url}/graphql?query=${encodeURIComponent(q)}`, { headers: { authorization: adminAuth, accept: 'application/graphql-response+json' } });
+      expect(res.status).toBe(400);
+      expect((await res.json()).errors[0].message).toMatch(/costs 72001, more than the limit of 50000/);
+      const client = wsClient(gw, { authorization: adminAuth });
+      try {
+        const [result] = await take(client.iterate({ query: q }), 1);
+        expect(result.errors[0].extensions.code).toBe('BAD_REQUEST');
+        expect(result.data).toBeUndefined();
+      } finally {
+        await client.dispose();
+      }
     });
 
     it('a list relation multiplies by 20; variables count', async () => {
