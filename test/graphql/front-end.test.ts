@@ -247,3 +247,24 @@ describe.each(STORES)('GraphQL for front-ends (%s)', (kind) => {
     });
   });
 });
+
+describe('cost limit set by limits.graphqlMaxCost (SVC_GRAPHQL_MAX_COST)', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway('embedded', { limits: { graphqlMaxCost: 30 } });
+  });
+  afterAll(() => gw?.dispose());
+
+  it('a mutation over the limit changes nothing; one within it runs', async () => {
+    const create = (name: string, selection: string) =>
+      gql(gw, `mutation { crmExampleNet_v1_createDeal(object: { metadata: { name: "${name}" }, spec: { title: "t", watchers: ["x"] } }) ${selection} }`);
+    // createDeal 1 + spec (1 + watcherPeople (1 + 20 × (metadata 1 + name 1))) = 43
+    const over = await create('over', '{ spec { watcherPeople { metadata { name } } } }');
+    expect(over.status).toBe(400);
+    expect(over.body.errors![0]!.message).toMatch(/costs 43, more than the limit of 30/);
+    expect((await call(gw, 'GET', `${DEALS}/over`)).status).toBe(404);
+    const within = await create('within', '{ metadata { name } spec { watcherPeople { id } } }');
+    expect(within.body.errors).toBeUndefined();
+    expect(within.body.data.crmExampleNet_v1_createDeal).toEqual({ metadata: { name: 'within' }, spec: { watcherPeople: [] } });
+  });
+});
