@@ -139,6 +139,35 @@ export function checkRelations(models: readonly Model[], added: readonly Model[]
   }
 }
 
+/**
+ * A `reverse` declaration of a served model: on the target's type, a connection field `field`
+ * listing the `source` objects whose index `index` (over the referring property) holds the
+ * target's name, under the source model's `list` rule. For the connection builder; not served yet.
+ */
+export interface ReverseRelation {
+  target: ModelEntry;
+  source: ModelEntry;
+  field: string;
+  index: string;
+}
+
+/** The reverse relations `entries` declare whose target is served (checked by `checkRelations`). */
+export function reverseRelations(entries: readonly ModelEntry[]): ReverseRelation[] {
+  const byIdentity = new Map(entries.map((e) => [identity(e.model), e]));
+  const out: ReverseRelation[] = [];
+  for (const source of entries) {
+    const paths = pathsOf(source.model);
+    for (const site of sitesOf(source.model)) {
+      const ref = parseRef(site);
+      if (typeof ref === 'string' || ref.reverse === undefined) continue;
+      const target = byIdentity.get(identity(ref));
+      const index = source.model.indexes.find((i) => i.path !== undefined && (paths.get(site.field) ?? []).includes(i.path));
+      if (target && index) out.push({ target, source, field: ref.reverse, index: index.name });
+    }
+  }
+  return out;
+}
+
 /** Resolves one reference: the object, null when missing, a FORBIDDEN error when denied. */
 async function resolveOne(ctx: GraphQLContext, entry: ModelEntry, name: unknown): Promise<ApiObject | null | Error> {
   if (typeof name !== 'string' || name === '') return null;

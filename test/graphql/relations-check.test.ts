@@ -6,6 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { pluginsDir, waitPhase, type PluginsDir } from '../plugins/fixtures.js';
+import { checkRelations, reverseRelations } from '../../src/graphql/relations.js';
+import { compileModel } from '../../src/registry/compile.js';
+import type { ModelEntry } from '../../src/operations/index.js';
 
 /** A plugin with a model `Target` and a model `Source` whose spec.ref property carries `ref` (YAML flow text). */
 function refPlugin(name: string, ref: string, opts: { type?: string; indexed?: boolean } = {}): string {
@@ -82,5 +85,32 @@ describe('x-svc-ref declarations', () => {
     const ref = doc.body.components.schemas.RefOkExampleComV1Source.properties.spec.properties.ref;
     expect(ref['x-svc-ref']).toEqual({ group: 'ref-ok.example.com', version: 'v1', kind: 'Target', field: 'target', reverse: 'sources' });
     expect(ref.description).toMatch(/kind Target \(ref-ok\.example\.com\/v1\) by metadata\.name .*`target`/);
+  });
+});
+
+describe('reverse relations (for the connection builder)', () => {
+  const target = compileModel({ group: 'rv.example.com', version: 'v1', kind: 'Author', schema: { properties: { spec: { type: 'object', properties: { name: { type: 'string' } } } } } });
+  const source = compileModel({
+    group: 'rv.example.com',
+    version: 'v1',
+    kind: 'Book',
+    schema: {
+      properties: {
+        spec: {
+          type: 'object',
+          properties: { authors: { type: 'array', items: { type: 'string' }, 'x-svc-ref': { group: 'rv.example.com', version: 'v1', kind: 'Author', field: 'authorObjects', reverse: 'books' } } },
+        },
+      },
+    },
+    indexes: [{ name: 'by-author', path: 'spec.authors' }],
+  });
+  it('names the target, the field and the index over the referring property', () => {
+    expect(() => checkRelations([target, source], [source])).not.toThrow();
+    const entries = [target, source].map((model) => ({ model }) as ModelEntry);
+    const [r, ...rest] = reverseRelations(entries);
+    expect(rest).toEqual([]);
+    expect([r!.target.model.kind, r!.source.model.kind, r!.field, r!.index]).toEqual(['Author', 'Book', 'books', 'by-author']);
+    // Without the target registered, the declaration is refused.
+    expect(() => checkRelations([source], [source])).toThrow(/names rv\.example\.com\/v1 Author, which is not a registered model/);
   });
 });
