@@ -28,8 +28,9 @@ export async function getObjects(ctx: OperationContext, entry: ModelEntry, names
       const { items } = await entry.store.list({
         where: [{ index: 'metadata.name', op: 'in', values: allowed }],
         sort: [{ index: 'metadata.name', direction: 'asc' }],
+        // No limit: at most one object per name matches, and without a window the adapters
+        // count nothing apart (MongoDB: one find, no countDocuments).
         offset: 0,
-        limit: allowed.length,
       });
       for (const obj of items) found.set(obj.metadata.name, present(entry, obj));
     } catch (e) {
