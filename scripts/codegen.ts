@@ -2,6 +2,8 @@
  * Runs GraphQL Code Generator as configured in codegen.yml, through @graphql-codegen/core
  * (the CLI does not install from our registry mirror). Only the `typescript` plugin is wired.
  * Run: npm run codegen. test/graphql/schema-files.test.ts fails when the output is stale.
+ * With SVC_PLUGINS_DIR set, the schema is that of the plugins in that folder (as
+ * `SVC_PLUGINS_DIR=… npm run schema:print` prints it), not the file codegen.yml names.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -44,7 +46,9 @@ export async function generate(schemaText?: string): Promise<Record<string, stri
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  for (const [filename, text] of Object.entries(await generate())) {
+  const { pluginsDirFromEnv, renderSchemas } = await import('./print-schema.js');
+  const dir = pluginsDirFromEnv();
+  for (const [filename, text] of Object.entries(await generate(dir ? (await renderSchemas(dir)).full : undefined))) {
     const file = join(root, filename);
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, text);

@@ -1,11 +1,13 @@
 /**
  * Prints the GraphQL schema (with @auth) to schema/:
  *   schema/base.graphql  platform kinds (roles, rolebindings, users, plugins) and platform plugins (content)
- *   schema/full.graphql  plus the models of the example plugins in plugins/
- * Run: npm run schema:print. test/graphql/schema-files.test.ts fails when the files are stale.
+ *   schema/full.graphql  plus the models of the example plugins in plugins/, or of the plugins in
+ *                        SVC_PLUGINS_DIR when it is set (a team printing its own plugins' schema)
+ * Run: npm run schema:print. test/graphql/schema-files.test.ts fails when the files are stale
+ * (it checks the repository's own plugins/).
  */
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { buildGatewaySchema } from '../src/graphql/index.js';
@@ -50,14 +52,18 @@ export function printModels(models: Model[]): string {
   return HEADER + printSchemaWithDirectives(buildGatewaySchema(entries)) + '\n';
 }
 
-/** The text both files should have. */
-export async function renderSchemas(): Promise<{ base: string; full: string }> {
+/** The plugins folder the scripts print: SVC_PLUGINS_DIR (relative to the working directory), else the repository's plugins/. */
+export const pluginsDirFromEnv = (env: NodeJS.ProcessEnv = process.env): string | undefined =>
+  env.SVC_PLUGINS_DIR ? resolve(env.SVC_PLUGINS_DIR) : undefined;
+
+/** The text both files should have, with the plugins of `pluginsDir` (default: the repository's plugins/). */
+export async function renderSchemas(pluginsDir?: string): Promise<{ base: string; full: string }> {
   const base = await platformModels();
-  return { base: printModels(base), full: printModels([...base, ...(await pluginModels())]) };
+  return { base: printModels(base), full: printModels([...base, ...(await pluginModels(pluginsDir))]) };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { base, full } = await renderSchemas();
+  const { base, full } = await renderSchemas(pluginsDirFromEnv());
   await writeFile(SCHEMA_FILES.base, base);
   await writeFile(SCHEMA_FILES.full, full);
   console.log(`wrote ${SCHEMA_FILES.base} and ${SCHEMA_FILES.full}`);

@@ -9,6 +9,8 @@
  *   POST /apis/console.api.people.example.com/v1alpha1/imports   NDJSON body, read as a stream,
  *                                                                 one create per line
  */
+import type { PluginModule } from 'svc-gateway/plugin';
+
 const BASE = '/apis/console.api.people.example.com/v1alpha1';
 const PAGE = 100;
 
@@ -132,4 +134,4 @@ export default {
       },
     },
   ],
-};
+} satisfies PluginModule;

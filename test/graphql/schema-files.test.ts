@@ -2,11 +2,12 @@
  * schema/*.graphql and src/graphql/generated/types.ts are generated; this fails when they
  * are stale. Fix with: npm run schema:print && npm run codegen.
  */
-import { readFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generate } from '../../scripts/codegen.js';
-import { renderSchemas, SCHEMA_FILES } from '../../scripts/print-schema.js';
+import { pluginsDirFromEnv, renderSchemas, SCHEMA_FILES } from '../../scripts/print-schema.js';
 
 const root = join(import.meta.dirname, '../..');
 const HINT = 'stale: run `npm run schema:print && npm run codegen`';
@@ -24,6 +25,23 @@ describe('generated schema files', () => {
     const { full } = await renderSchemas();
     for (const [file, text] of Object.entries(await generate(full))) {
       expect(await readFile(join(root, file), 'utf8'), `${file} is ${HINT}`).toBe(text);
+    }
+  });
+
+  it('SVC_PLUGINS_DIR selects the plugins printed (and typed): a team prints its own schema', async () => {
+    expect(pluginsDirFromEnv({ SVC_PLUGINS_DIR: 'my-plugins' })).toBe(join(process.cwd(), 'my-plugins'));
+    expect(pluginsDirFromEnv({})).toBeUndefined();
+    const dir = await mkdtemp(join(tmpdir(), 'svc-schema-'));
+    try {
+      await cp(join(root, 'plugins/crm'), join(dir, 'crm'), { recursive: true });
+      const { full } = await renderSchemas(dir);
+      expect(full).toContain('type CrmExampleNetV1Deal implements Node');
+      expect(full).not.toContain('PeopleExampleCom');
+      const types = (await generate(full))['src/graphql/generated/types.ts'];
+      expect(types).toContain('CrmExampleNetV1Deal');
+      expect(types).not.toContain('PeopleExampleCom');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
