@@ -29,6 +29,7 @@ import { boundedWebSocketServer } from '../net/websocket.js';
 import { upgradeAuthorization } from '../net/browser.js';
 import type { FieldOutcome } from '../ops/observer.js';
 import type { WatchHub } from '../watch/hub.js';
+import type { GatewayLimits } from '../limits.js';
 
 const REBUILD_DELAY_MS = 20;
 
@@ -36,6 +37,8 @@ const REBUILD_DELAY_MS = 20;
 export interface RegistryView {
   entries(): ModelEntry[];
   onChange(listener: () => void): () => void;
+  /** The gateway's limits: body size, JSON depth and WebSocket message size are enforced here. */
+  readonly limits: Readonly<GatewayLimits>;
   /** When present, `checkNames` is installed so clashing models are refused at registration. */
   addCheck?(check: (models: Model[]) => void): void;
 }
@@ -198,7 +201,7 @@ const useCurrentSchema = (holder: SchemaHolder): Plugin => ({
 
 export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const { registry, authorizer, authenticate, watches } = options;
-  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const limits: Limits = { ...DEFAULT_LIMITS, jsonDepth: registry.limits.jsonDepth, ...options.limits };
   registry.addCheck?.(checkNames);
 
   let logError: (err: unknown) => void = (err) => console.error(err);
@@ -259,7 +262,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const getEnveloped = yoga.getEnveloped; // read once: see node-http.ts
 
   // --- graphql-ws on the same path -------------------------------------------------------
-  const wss = boundedWebSocketServer({ handleProtocols });
+  const wss = boundedWebSocketServer({ handleProtocols, maxPayload: registry.limits.wsMessageBytes });
   /** Caller from the upgrade request's Authorization header (when it had one). */
   const upgradeCallers = new WeakMap<WebSocket, Caller>();
   /** Caller of an acknowledged connection. */
@@ -317,7 +320,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   );
 
   return {
-    handle: httpHandler(yoga),
+    handle: httpHandler(yoga, { ...registry.limits, jsonDepth: limits.jsonDepth }),
     handleUpgrade(req, socket, head) {
       void (async () => {
         let caller: Caller | undefined;
