@@ -26,7 +26,7 @@ export class FeedReader {
   private readonly leases = new Map<string, { at: number; since: number }>();
 
   constructor(
-    private readonly segs: FeedSegments,
+    protected readonly segs: FeedSegments,
     private readonly writer: FeedWriter,
     private readonly objects: Collection<StoredDoc>,
     private readonly retention: Retention,

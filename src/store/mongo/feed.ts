@@ -82,10 +82,10 @@
  * The roles, one file each: the layout of segments and positions (feed-segments.ts), the writer
  * lease and batched outcomes (feed-lease.ts), the entries of the writer side and their doubt
  * (feed-entries.ts), the reader and its repair (feed-reader.ts), and retention (feed-retention.ts).
- * MongoChangeLog below puts one feed's together.
+ * MongoChangeLog below is one feed's reader with its writer side.
  */
 import type { Collection, Db } from 'mongodb';
-import type { ChangeLog, FeedRetention, LogRead } from '../feed/index.js';
+import type { ChangeLog, FeedRetention } from '../feed/index.js';
 import type { StoredDoc } from './document.js';
 import { FeedEntries, type ChangeIntent, type Settle } from './feed-entries.js';
 import type { FeedWriter } from './feed-lease.js';
@@ -97,11 +97,12 @@ export { FEED_META, FERRET_SEGMENT, pad, SEGMENT } from './feed-segments.js';
 export { FeedWriter, LEASE_STALE } from './feed-lease.js';
 export type { ChangeIntent, Settle } from './feed-entries.js';
 
-/** One model's change feed: its writer side (entries) and its reader side, over one layout. */
-export class MongoChangeLog implements ChangeLog {
-  private readonly segs: FeedSegments;
+/**
+ * One model's change feed: the reader side (FeedReader, the ChangeLog the shared feed layer
+ * polls) with the writer side (FeedEntries) over one layout.
+ */
+export class MongoChangeLog extends FeedReader implements ChangeLog {
   private readonly entries: FeedEntries;
-  private readonly reader: FeedReader;
 
   constructor(
     db: Db,
@@ -113,10 +114,10 @@ export class MongoChangeLog implements ChangeLog {
     /** Time bound of the writer side's operations, which run inside requests (bounded.ts). */
     opMs?: number,
   ) {
-    this.segs = new FeedSegments(db, key, base, writer.bounds, opMs);
-    const kept = new Retention(this.segs, retention);
-    this.reader = new FeedReader(this.segs, writer, objects, kept);
-    this.entries = new FeedEntries(this.segs, writer, this.reader, kept, opMs);
+    const segs = new FeedSegments(db, key, base, writer.bounds, opMs);
+    const kept = new Retention(segs, retention);
+    super(segs, writer, objects, kept);
+    this.entries = new FeedEntries(segs, writer, this, kept, opMs);
   }
 
   /** Settles the segment size of this feed before anything reads or writes it (feed-segments.ts). */
@@ -164,28 +165,5 @@ export class MongoChangeLog implements ChangeLog {
   /** Store closing: stops settling doubtful entries (readers repair them as a dead writer's). */
   close(): void {
     this.entries.close();
-  }
-
-  // ----- reader side (feed-reader.ts) -----
-
-  read(after: bigint, limit: number, maxBytes?: number): Promise<LogRead> {
-    return this.reader.read(after, limit, maxBytes);
-  }
-
-  /** A head hint read by the store's change-hint poller: true when the feed has something to read. */
-  noteHint(n: bigint): boolean {
-    return this.reader.noteHint(n);
-  }
-
-  head(): Promise<bigint> {
-    return this.reader.head();
-  }
-
-  horizon(): Promise<bigint> {
-    return this.reader.horizon();
-  }
-
-  check(from: bigint): Promise<void> {
-    return this.reader.check(from);
   }
 }
