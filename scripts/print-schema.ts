@@ -18,6 +18,7 @@ import { compileModel } from '../src/registry/compile.js';
 import type { Model } from '../src/registry/model.js';
 import { PLATFORM_MODELS } from '../src/registry/platform.js';
 import type { ModelStore } from '../src/store/types.js';
+import { LIMITS } from '../src/limits.js';
 
 const root = join(import.meta.dirname, '..');
 export const SCHEMA_FILES = { base: join(root, 'schema/base.graphql'), full: join(root, 'schema/full.graphql') };
@@ -48,7 +49,7 @@ export async function pluginModels(pluginsDir = join(root, 'plugins')): Promise<
 }
 
 export function printModels(models: Model[]): string {
-  const entries: ModelEntry[] = models.map((model) => ({ model, store: noStore }));
+  const entries: ModelEntry[] = models.map((model) => ({ model, store: noStore, limits: LIMITS }));
   return HEADER + printSchemaWithDirectives(buildGatewaySchema(entries)) + '\n';
 }
 

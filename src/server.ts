@@ -92,7 +92,11 @@ export interface GatewayOptions {
   loginLimits?: Partial<LoginLimits>;
   /** How often another gateway's RBAC changes are looked for (ms). */
   securityPollMs?: number;
-  /** Overrides rows of src/limits.ts (tests use short deadlines). */
+  /**
+   * Overrides rows of src/limits.ts (after the environment's): every row is enforced with the
+   * value resolved here, which the registry hands to the operations and the doors (tests use
+   * short deadlines and small sizes).
+   */
   limits?: Partial<GatewayLimits>;
   /** false: no Prometheus metrics are kept and /metrics is not served (benchmarks compare). */
   metrics?: boolean;
@@ -179,7 +183,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const store = metrics ? withStoreMetrics(deadlined, (kind, op, s) => metrics.storeOperation(kind, op, s)) : deadlined;
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
-  const registry = new Registry(store);
+  const registry = new Registry(store, limits);
   registryRef = registry;
   watches.follow(registry);
   const observer = new RequestObserver({ metrics, audit, log, known: (g, v, r) => registry.find(g, v, r) !== undefined });
@@ -293,6 +297,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
           }),
         ),
       tokens,
+      limits,
       describe: (caller) => rbac.describe(caller),
       userExists: async (name) => !!(await platformStore('users').get(name)),
     }),

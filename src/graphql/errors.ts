@@ -91,7 +91,7 @@ export function outcomeCode(errors: readonly unknown[] | undefined): string {
   return typeof code === 'string' ? code : 'INTERNAL';
 }
 
-/** The watch's status codes (`errorEvent` in operations/watch.ts) → GraphQL codes. */
+/** The watch's status codes (`errorEvent` in watch/encode.ts) → GraphQL codes. */
 const WATCH_CODES: Record<number, ErrorCode> = {
   400: 'BAD_REQUEST',
   401: 'UNAUTHENTICATED',

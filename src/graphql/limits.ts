@@ -28,9 +28,11 @@ export interface Limits {
   maxAliases: number;
   /** Cost of an operation (cost.ts; SVC_GRAPHQL_MAX_COST). */
   maxCost: number;
+  /** JSON nesting depth of the variables (and of a POST body): the gateway's jsonDepth. */
+  jsonDepth: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliases: 30, maxCost: LIMITS.graphqlMaxCost };
+export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliases: 30, maxCost: LIMITS.graphqlMaxCost, jsonDepth: LIMITS.jsonDepth };
 
 const limitError = (message: string, nodes?: GraphQLError['nodes']) => graphQLError(message, 'BAD_REQUEST', {}, nodes);
 
@@ -108,8 +110,7 @@ function atMostTwoDeep(variables: unknown): boolean {
  * Variables nested deeper than the JSON depth limit (src/limits.ts) are refused before input
  * coercion, the merge patch or a store walks them recursively.
  */
-function variablesTooDeep(variables: unknown): { errors: GraphQLError[] } | undefined {
-  const max = LIMITS.jsonDepth;
+function variablesTooDeep(variables: unknown, max: number): { errors: GraphQLError[] } | undefined {
   // The variables map itself is one level.
   if (atMostTwoDeep(variables) || valueDepth(variables, max + 1) <= max + 1) return undefined;
   return { errors: [limitError(`The variables are nested more than ${max} levels deep (limit: JSON nesting depth ${max}).`)] };
@@ -119,8 +120,7 @@ function variablesTooDeep(variables: unknown): { errors: GraphQLError[] } | unde
  * A POST body (JSON text) nested deeper than the JSON depth limit, refused before it is parsed:
  * variables that deep would exhaust the stack of input coercion and of the merge patch.
  */
-export function bodyTooDeep(text: string): BadRequest | undefined {
-  const max = LIMITS.jsonDepth;
+export function bodyTooDeep(text: string, max: number): BadRequest | undefined {
   if (textDepth(text, max) <= max) return undefined;
   return new BadRequest(`The request body is nested more than ${max} levels deep (limit: JSON nesting depth ${max}).`);
 }
@@ -144,11 +144,11 @@ export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
   const wrapped = new WeakMap<ParseFn, ParseFn>();
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const refused = variablesTooDeep(args.variableValues);
+      const refused = variablesTooDeep(args.variableValues, limits.jsonDepth);
       if (refused) setResultAndStopExecution(refused);
     },
     onSubscribe({ args, setResultAndStopExecution }) {
-      const refused = variablesTooDeep(args.variableValues);
+      const refused = variablesTooDeep(args.variableValues, limits.jsonDepth);
       if (refused) setResultAndStopExecution(refused);
     },
     onParse({ parseFn, setParseFn }) {

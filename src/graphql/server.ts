@@ -32,6 +32,7 @@ import { boundedWebSocketServer } from '../net/websocket.js';
 import { upgradeAuthorization } from '../net/browser.js';
 import type { FieldOutcome } from '../ops/observer.js';
 import type { WatchHub } from '../watch/hub.js';
+import type { GatewayLimits } from '../limits.js';
 
 const REBUILD_DELAY_MS = 20;
 
@@ -39,6 +40,8 @@ const REBUILD_DELAY_MS = 20;
 export interface RegistryView {
   entries(): ModelEntry[];
   onChange(listener: () => void): () => void;
+  /** The gateway's limits: body size, JSON depth and WebSocket message size are enforced here. */
+  readonly limits: Readonly<GatewayLimits>;
   /** When present, `checkNames` is installed so clashing models are refused at registration. */
   addCheck?(check: (models: Model[], added: Model[]) => void): void;
 }
@@ -203,7 +206,12 @@ const useCurrentSchema = (holder: SchemaHolder): Plugin => ({
 
 export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const { registry, authorizer, authenticate, watches } = options;
-  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const limits: Limits = {
+    ...DEFAULT_LIMITS,
+    jsonDepth: registry.limits.jsonDepth,
+    maxCost: registry.limits.graphqlMaxCost,
+    ...options.limits,
+  };
   registry.addCheck?.(checkNames);
   registry.addCheck?.(checkRelations);
 
@@ -268,7 +276,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const getEnveloped = yoga.getEnveloped; // read once: see node-http.ts
 
   // --- graphql-ws on the same path -------------------------------------------------------
-  const wss = boundedWebSocketServer({ handleProtocols });
+  const wss = boundedWebSocketServer({ handleProtocols, maxPayload: registry.limits.wsMessageBytes });
   /** Caller from the upgrade request's Authorization header (when it had one). */
   const upgradeCallers = new WeakMap<WebSocket, Caller>();
   /** Caller of an acknowledged connection. */
@@ -326,7 +334,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   );
 
   return {
-    handle: httpHandler(yoga, persisted),
+    handle: httpHandler(yoga, { ...registry.limits, jsonDepth: limits.jsonDepth }, persisted),
     handleUpgrade(req, socket, head) {
       void (async () => {
         let caller: Caller | undefined;

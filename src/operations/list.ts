@@ -1,5 +1,4 @@
 import { BadRequest } from '../errors/index.js';
-import { LIMITS } from '../limits.js';
 import { parseListParams } from '../query/plan.js';
 import type { ListParams } from '../query/types.js';
 import type { StoreQuery } from '../store/types.js';
@@ -39,7 +38,7 @@ function numericOf(entry: ModelEntry): ReadonlySet<string> {
  * a watch (which matches index values in memory) agree that `spec.year=07` selects 7.
  */
 export const planList = (entry: ModelEntry, params: ListParams): StoreQuery => {
-  const q = parseListParams(params, indexesOf(entry));
+  const q = parseListParams(params, indexesOf(entry), entry.limits);
   const numeric = numericOf(entry);
   return numeric.size ? { ...q, where: canonicalWhere(q.where, numeric) } : q;
 };
@@ -62,27 +61,28 @@ export async function listObjects(ctx: OperationContext, entry: ModelEntry, para
   const result =
     query.limit !== undefined
       ? await runList(entry, query)
-      : unpagedWithinLimits(await runList(entry, { ...query, limit: LIMITS.unpagedItems + 1 }), query);
+      : unpagedWithinLimits(entry, await runList(entry, { ...query, limit: entry.limits.unpagedItems + 1 }), query);
   return entry.hooks?.present ? { ...result, items: result.items.map((o) => present(entry, o)) } : result;
 }
 
-const askForSize = (why: string) =>
-  new BadRequest(`${why}; request pages with size (at most ${LIMITS.pageSize}) and page`);
+const askForSize = (entry: ModelEntry, why: string) =>
+  new BadRequest(`${why}; request pages with size (at most ${entry.limits.pageSize}) and page`);
 
 /**
- * A list without `size` is answered only while it stays within LIMITS.unpagedItems items and
- * LIMITS.unpagedBytes of JSON; otherwise 400 asking for `size` (the store reads at most one item
+ * A list without `size` is answered only while it stays within the gateway's unpagedItems items
+ * and unpagedBytes of JSON; otherwise 400 asking for `size` (the store reads at most one item
  * more than the limit).
  */
-function unpagedWithinLimits(read: ListResult, query: StoreQuery): ListResult {
-  if (read.items.length > LIMITS.unpagedItems) {
-    throw askForSize(`${read.total} objects match, more than ${LIMITS.unpagedItems} can be listed without size (limit: unpaged list items)`);
+function unpagedWithinLimits(entry: ModelEntry, read: ListResult, query: StoreQuery): ListResult {
+  const { limits } = entry;
+  if (read.items.length > limits.unpagedItems) {
+    throw askForSize(entry, `${read.total} objects match, more than ${limits.unpagedItems} can be listed without size (limit: unpaged list items)`);
   }
   let bytes = 0;
   for (const item of read.items) {
     bytes += Buffer.byteLength(JSON.stringify(item));
-    if (bytes > LIMITS.unpagedBytes) {
-      throw askForSize(`the list would exceed ${LIMITS.unpagedBytes} bytes (limit: unpaged list size)`);
+    if (bytes > limits.unpagedBytes) {
+      throw askForSize(entry, `the list would exceed ${limits.unpagedBytes} bytes (limit: unpaged list size)`);
     }
   }
   return envelope(query, read.items, read.total, read.resourceVersion);
