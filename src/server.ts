@@ -11,7 +11,7 @@ import { createAuthenticator } from './auth/authenticate.js';
 import { SecurityGeneration } from './auth/generation.js';
 import { LoginLimiter, type LoginLimits, DEFAULT_LOGIN_LIMITS } from './auth/login-limiter.js';
 import { TokenStore } from './auth/tokens.js';
-import { userHooks } from './auth/user-hooks.js';
+import { replaceHash, userHooks } from './auth/user-hooks.js';
 import { ensureAdmin, ensureBuiltinRoles } from './bootstrap/security.js';
 import { storeAddress, type Config } from './config.js';
 import { Unavailable } from './errors/index.js';
@@ -190,7 +190,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const authorizer = options.authorizer ?? rbac;
   const tokens = await TokenStore.open(store, securityChanged);
   const authenticate = createAuthenticator({
-    users: { get: (name) => platformStore('users').get(name) },
+    users: { get: (name) => platformStore('users').get(name), replaceHash: (name, from, to) => replaceHash(platformStore('users'), name, from, to) },
     tokens,
     generation,
     limiter: new LoginLimiter({ ...DEFAULT_LOGIN_LIMITS, ...options.loginLimits }),
@@ -223,7 +223,11 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const hooks = new Map<unknown, KindHooks>([
     [ROLE, { admit: roleAdmission(rbac), changed: securityChanged }],
     [ROLE_BINDING, { admit: bindingAdmission(rbac), changed: securityChanged }],
-    [USER, { ...userHooks(securityChanged), admit: userAdmission(rbac) }],
+    // A user being deleted loses its tokens (they would not authenticate a new user of the name anyway).
+    [USER, { ...userHooks(async (user) => {
+      if (user.metadata.deletionTimestamp) await tokens.revokeAllOf(user.metadata.name);
+      await securityChanged();
+    }), admit: userAdmission(rbac) }],
   ]);
   for (const { decl, opts } of PLATFORM_MODELS) await registry.register(decl, { ...opts, hooks: hooks.get(decl) });
   await ensureBuiltinRoles(registry);

@@ -12,12 +12,13 @@
  *  - Without a resume point: ADDED for every current match (`announce`), then every change after
  *    the list's position; changes the list already reflected are not repeated.
  *  - BOOKMARK every `bookmarkMs` with the latest position; the right is checked again every
- *    `recheckMs` (revoked → ERROR 403 and the end); a model that stops being served ends its
+ *    `recheckMs` (revoked → ERROR 403 and the end; the caller's credentials revoked → ERROR
+ *    401 and the end); a model that stops being served ends its
  *    streams with ERROR 410 (./open-watches.ts).
  *  - With a restricted scope (./rules.ts) events of other objects are never sent; the re-check
  *    updates the scope.
  */
-import { ApiError, Forbidden, Gone, Unavailable } from '../errors/index.js';
+import { ApiError, Forbidden, Gone, Unauthenticated, Unavailable } from '../errors/index.js';
 import type { ApiObject } from '../store/object.js';
 import type { ChangeEvent, FeedGate, WatchHints } from '../store/types.js';
 import { errorEvent } from './encode.js';
@@ -185,7 +186,8 @@ export class WatchStream {
 
   /**
    * The stream runs: BOOKMARKs and the periodic re-check (`recheck` resolves to the scope now
-   * allowed, or rejects with Forbidden when none is). Returns the stop function.
+   * allowed, or rejects with Forbidden when none is, Unauthenticated when the caller's
+   * credentials no longer hold). Returns the stop function.
    */
   run(recheck: () => Promise<WatchScope>): () => void {
     if (this.ended) return this.stop;
@@ -204,7 +206,7 @@ export class WatchStream {
           this.only = names;
         },
         (e: unknown) => {
-          if (e instanceof Forbidden) this.fail(e);
+          if (e instanceof Forbidden || e instanceof Unauthenticated) this.fail(e);
         },
       );
     }, recheckMs);

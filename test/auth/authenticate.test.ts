@@ -25,7 +25,7 @@ async function setup() {
         return users.get(name) ?? null;
       },
     },
-    tokens: { verify: async () => undefined },
+    tokens: { verify: async () => undefined, lookup: async () => undefined },
     generation,
     limiter,
   });
