@@ -7,8 +7,9 @@
  *   - anything wrong → 401 (never a silent downgrade); over the failed-login limits → 429.
  *
  * Verified headers are remembered, keyed by a SHA-256 digest of the header (never the clear
- * text), so a request pays for the slow hash once. The memory is dropped whenever the security
- * generation moves (any user or token change, here or on another gateway).
+ * text), so a request pays for the slow hash once. Whenever the security generation moves (any
+ * user or token change, here or on another gateway), a remembered header is used again only
+ * after its session (below) read that its user and token still hold: a store read, no hash.
  *
  * Each logged-in caller carries a Session (security/identity.ts) that streams and WebSocket
  * sessions check again: it fails once the token is revoked or expired, or the user is disabled,
@@ -90,27 +91,18 @@ function ownedBy(owner: TokenOwner, user: ApiObject): boolean {
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
   const remembered = new Map<string, Remembered>();
   const inFlight = new Map<string, { generation: number; verified: Promise<Caller>; login: string }>();
-  let filledAt = deps.generation.value;
 
   const recall = (key: string): Remembered | undefined => {
-    if (deps.generation.value !== filledAt) {
-      remembered.clear();
-      filledAt = deps.generation.value;
-      return undefined;
-    }
     const r = remembered.get(key);
-    if (!r) return undefined;
-    if (r.expiresAt !== undefined && r.expiresAt <= Date.now()) {
+    if (r?.expiresAt !== undefined && r.expiresAt <= Date.now()) {
       remembered.delete(key);
       return undefined;
     }
     return r;
   };
-  const remember = (key: string, generation: number, entry: Remembered): Caller => {
-    if (generation === deps.generation.value && generation === filledAt) {
-      if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
-      remembered.set(key, entry);
-    }
+  const remember = (key: string, entry: Remembered): Caller => {
+    if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
+    remembered.set(key, entry);
     return entry.caller;
   };
 
@@ -119,8 +111,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
    * runs only when the security generation moved since the last check (every change of a user
    * or a token moves it, on every gateway sharing the database), once for all who ask at a time.
    */
-  const session = (holds: () => Promise<boolean>, userCreated: string | undefined, expiresAt?: number): Session => {
-    let checkedAt = deps.generation.value;
+  const session = (generation: number, holds: () => Promise<boolean>, userCreated: string | undefined, expiresAt?: number): Session => {
+    let checkedAt = generation;
     let running: Promise<void> | undefined;
     return {
       userCreated,
@@ -165,7 +157,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
       const current = activeHash(now);
       return current !== undefined && now!.metadata.creationTimestamp === created && passwordStamp(current) === stamp;
     };
-    return remember(key, generation, { caller: userCaller(username, 'basic', session(holds, created)), login: username });
+    return remember(key, { caller: userCaller(username, 'basic', session(generation, holds, created)), login: username });
   }
 
   async function bearer(token: string, client: ClientInfo, key: string, generation: number): Promise<Caller> {
@@ -179,8 +171,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
         const now = still ? await deps.users.get(still.username) : null;
         return !!still && active(now) && ownedBy(still, now);
       };
-      const caller = userCaller(owner.username, 'token', session(holds, user.metadata.creationTimestamp, owner.expiresAt));
-      return remember(key, generation, { caller, login: TOKEN_LOGIN, expiresAt: owner.expiresAt });
+      const caller = userCaller(owner.username, 'token', session(generation, holds, user.metadata.creationTimestamp, owner.expiresAt));
+      return remember(key, { caller, login: TOKEN_LOGIN, expiresAt: owner.expiresAt });
     }
     deps.limiter.fail(TOKEN_LOGIN, address);
     throw new Unauthenticated('invalid, revoked or expired token');
@@ -195,7 +187,15 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
       // Every request with credentials is a login attempt: over the limits it is refused even
       // with credentials verified earlier (docs/API.md §2), at the cost of two map lookups.
       deps.limiter.check(known.login, address);
-      return known.caller;
+      // After a change of users or tokens (the security generation moved) the session tells,
+      // without the slow hash, whether these credentials still hold; else they are verified afresh.
+      try {
+        await known.caller.session!.check();
+        return known.caller;
+      } catch (e) {
+        if (!(e instanceof Unauthenticated)) throw e;
+        if (remembered.get(key) === known) remembered.delete(key);
+      }
     }
     const generation = deps.generation.value;
     // Requests carrying the same header while it is being verified share that verification
