@@ -28,7 +28,7 @@ describe.each(STORES)('token ownership and lifetime (%s)', (kind) => {
     expect((await call(gw, 'DELETE', '/api/v1alpha1/users/temp')).status).toBe(200);
     expect((await call(gw, 'GET', PERMISSIONS, undefined, bearer)).status).toBe(401);
     const second = await createUser(gw, 'temp', 'another-temp-secret');
-    expect((await call(gw, 'GET', PERMISSIONS, undefined, second)).status).toBe(200);
+    expect((await call(gw, 'GET', PERMISSIONS, undefined, { authorization: second })).status).toBe(200);
     // the old token stays dead for the new "temp", and is not among its tokens
     expect((await call(gw, 'GET', PERMISSIONS, undefined, bearer)).status).toBe(401);
     expect((await call(gw, 'GET', TOKENS, undefined, { authorization: second })).body.items).toEqual([]);
