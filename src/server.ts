@@ -12,6 +12,7 @@ import { SecurityGeneration } from './auth/generation.js';
 import { LoginLimiter, type LoginLimits, DEFAULT_LOGIN_LIMITS } from './auth/login-limiter.js';
 import { TokenStore } from './auth/tokens.js';
 import { replaceHash, userHooks } from './auth/user-hooks.js';
+import type { ScryptCost } from './auth/password.js';
 import { ensureAdmin, ensureBuiltinRoles } from './bootstrap/security.js';
 import { storeAddress, type Config } from './config.js';
 import { Unavailable } from './errors/index.js';
@@ -91,6 +92,11 @@ export interface GatewayOptions {
   loginLimits?: Partial<LoginLimits>;
   /** How often another gateway's RBAC changes are looked for (ms). */
   securityPollMs?: number;
+  /**
+   * The scrypt cost of new password hashes. Tests only (test/helpers/gateway.ts lowers it so that
+   * suites creating many users stay fast); a gateway always runs the default, OWASP's (auth/password.ts).
+   */
+  passwordCost?: ScryptCost;
   /** Overrides rows of src/limits.ts (tests use short deadlines). */
   limits?: Partial<GatewayLimits>;
   /** false: no Prometheus metrics are kept and /metrics is not served (benchmarks compare). */
@@ -194,6 +200,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     tokens,
     generation,
     limiter: new LoginLimiter({ ...DEFAULT_LOGIN_LIMITS, ...options.loginLimits }),
+    passwordCost: options.passwordCost,
   });
 
   const yogaLog = log.child({ component: 'graphql' });
@@ -227,7 +234,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     [USER, { ...userHooks(async (user) => {
       if (user.metadata.deletionTimestamp) await tokens.revokeAllOf(user.metadata.name);
       await securityChanged();
-    }), admit: userAdmission(rbac) }],
+    }, options.passwordCost), admit: userAdmission(rbac) }],
   ]);
   for (const { decl, opts } of PLATFORM_MODELS) await registry.register(decl, { ...opts, hooks: hooks.get(decl) });
   await ensureBuiltinRoles(registry);

@@ -22,7 +22,7 @@ import type { ApiObject } from '../store/object.js';
 import type { SecurityGeneration } from './generation.js';
 import { ANONYMOUS, userCaller, type Caller, type Session } from '../security/identity.js';
 import type { LoginLimiter } from './login-limiter.js';
-import { needsRehash, passwordStamp, rehashPassword, verifyPassword } from './password.js';
+import { needsRehash, passwordStamp, rehashPassword, verifyPassword, type ScryptCost } from './password.js';
 import type { TokenOwner, TokenStore } from './tokens.js';
 
 /** Where a request comes from: the socket's peer address (forwarding headers are not trusted). */
@@ -42,6 +42,8 @@ export interface AuthenticatorDeps {
   tokens: Pick<TokenStore, 'verify' | 'lookup'>;
   generation: Pick<SecurityGeneration, 'value'>;
   limiter: LoginLimiter;
+  /** The scrypt cost of new hashes (the default; tests lower it: GatewayOptions.passwordCost). */
+  passwordCost?: ScryptCost;
 }
 
 const MAX_REMEMBERED = 10_000;
@@ -143,10 +145,10 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
     const password = decoded.slice(colon + 1);
     const user = USERNAME.test(username) && username.length <= 253 ? await deps.users.get(username) : null;
     const hash = activeHash(user);
-    if (!(await verifyPassword(password, hash))) throw new Unauthenticated('invalid username or password');
-    if (needsRehash(hash!) && deps.users.replaceHash) {
+    if (!(await verifyPassword(password, hash, deps.passwordCost))) throw new Unauthenticated('invalid username or password');
+    if (needsRehash(hash!, deps.passwordCost) && deps.users.replaceHash) {
       // At the current cost, in the background: this login does not wait for a second hash.
-      void rehashPassword(password, hash!)
+      void rehashPassword(password, hash!, deps.passwordCost)
         .then((next) => (next ? deps.users.replaceHash!(username, hash!, next) : undefined))
         .catch(() => undefined);
     }

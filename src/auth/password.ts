@@ -12,9 +12,14 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 const KEY_LENGTH = 32;
-const DEFAULT_COST = { N: 2 ** 17, r: 8, p: 1 };
+export interface ScryptCost {
+  N: number;
+  r: number;
+  p: number;
+}
+export const DEFAULT_COST: Readonly<ScryptCost> = Object.freeze({ N: 2 ** 17, r: 8, p: 1 });
 const PREFIX = '$scrypt$';
-/** Memory scrypt may take: twice what the current cost needs (128 * N * r bytes). */
+/** Memory scrypt may take: twice what the default cost needs (128 * N * r bytes). */
 const MAX_MEM = 2 * 128 * DEFAULT_COST.N * DEFAULT_COST.r;
 
 function derive(password: string, salt: Buffer, opts: ScryptOptions, length = KEY_LENGTH): Promise<Buffer> {
@@ -25,13 +30,14 @@ function derive(password: string, salt: Buffer, opts: ScryptOptions, length = KE
 
 export const isPasswordHash = (v: unknown): v is string => typeof v === 'string' && v.startsWith(PREFIX);
 
-async function hashWithSalt(password: string, salt: Buffer): Promise<string> {
-  const key = await derive(password, salt, DEFAULT_COST);
-  const { N, r, p } = DEFAULT_COST;
+async function hashWithSalt(password: string, salt: Buffer, cost: ScryptCost): Promise<string> {
+  const key = await derive(password, salt, cost);
+  const { N, r, p } = cost;
   return `${PREFIX}N=${N},r=${r},p=${p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
-export const hashPassword = (password: string): Promise<string> => hashWithSalt(password, randomBytes(16));
+/** `cost` other than the default only for tests (GatewayOptions.passwordCost). */
+export const hashPassword = (password: string, cost: ScryptCost = DEFAULT_COST): Promise<string> => hashWithSalt(password, randomBytes(16), cost);
 
 function parse(stored: string): { opts: ScryptOptions; salt: Buffer; key: Buffer } | undefined {
   if (!isPasswordHash(stored)) return undefined;
@@ -42,18 +48,18 @@ function parse(stored: string): { opts: ScryptOptions; salt: Buffer; key: Buffer
 }
 
 /** True for a hash made at another cost than the current one (rehash it at the next login). */
-export function needsRehash(stored: string): boolean {
+export function needsRehash(stored: string, cost: ScryptCost = DEFAULT_COST): boolean {
   const o = parse(stored)?.opts;
-  return !!o && (o.N !== DEFAULT_COST.N || o.r !== DEFAULT_COST.r || o.p !== DEFAULT_COST.p);
+  return !!o && (o.N !== cost.N || o.r !== cost.r || o.p !== cost.p);
 }
 
 /**
  * The hash of the same password at the current cost, with the same salt: the salt stands for
  * "this password" (`passwordStamp`), so a rehash is not taken for a password change.
  */
-export async function rehashPassword(password: string, stored: string): Promise<string | undefined> {
+export async function rehashPassword(password: string, stored: string, cost: ScryptCost = DEFAULT_COST): Promise<string | undefined> {
   const parsed = parse(stored);
-  return parsed ? hashWithSalt(password, parsed.salt) : undefined;
+  return parsed ? hashWithSalt(password, parsed.salt, cost) : undefined;
 }
 
 /**
@@ -63,16 +69,22 @@ export async function rehashPassword(password: string, stored: string): Promise<
 export const passwordStamp = (stored: string): string | undefined => parse(stored)?.salt.toString('base64url');
 
 /**
- * A hash of a random password, verified against when the user is unknown (same cost either way).
- * Process-wide on purpose: computed once, never changed, and it reveals nothing about any gateway.
+ * Hashes of a random password, one per cost, verified against when the user is unknown (same
+ * cost either way). Process-wide on purpose: each computed once, never changed, and they reveal
+ * nothing about any gateway.
  */
-let dummy: Promise<string> | undefined;
+const dummies = new Map<string, Promise<string>>();
 
-/** True when `password` matches `stored`. Unknown users (stored undefined) cost the same time. */
-export async function verifyPassword(password: string, stored: string | undefined): Promise<boolean> {
+/**
+ * True when `password` matches `stored`. Unknown users (stored undefined) cost the same time as
+ * a hash at `cost`, the cost new passwords get.
+ */
+export async function verifyPassword(password: string, stored: string | undefined, cost: ScryptCost = DEFAULT_COST): Promise<boolean> {
   const parsed = stored === undefined ? undefined : parse(stored);
   if (!parsed) {
-    dummy ??= hashPassword(randomBytes(16).toString('hex'));
+    const key = `${cost.N},${cost.r},${cost.p}`;
+    let dummy = dummies.get(key);
+    if (!dummy) dummies.set(key, (dummy = hashPassword(randomBytes(16).toString('hex'), cost)));
     const d = parse(await dummy)!;
     await derive(password, d.salt, d.opts, d.key.length);
     return false;

@@ -11,11 +11,11 @@ import type { KindHooks } from '../registry/hooks.js';
 import { isStoreError } from '../store/errors.js';
 import { isPlainObject, type ApiObject } from '../store/object.js';
 import type { ModelStore } from '../store/types.js';
-import { hashPassword } from './password.js';
+import { DEFAULT_COST, hashPassword, type ScryptCost } from './password.js';
 
 const storedHash = (obj: ApiObject | undefined): unknown => (isPlainObject(obj?.spec) ? obj.spec.password : undefined);
 
-export function userHooks(changed: (user: ApiObject) => Promise<void>): KindHooks {
+export function userHooks(changed: (user: ApiObject) => Promise<void>, cost: ScryptCost = DEFAULT_COST): KindHooks {
   return {
     async prepare(next, old) {
       if (next.spec !== undefined && !isPlainObject(next.spec)) return next;
@@ -23,7 +23,7 @@ export function userHooks(changed: (user: ApiObject) => Promise<void>): KindHook
       const given = spec.password;
       const kept = storedHash(old);
       // The stored hash itself comes back unchanged only from server-side writes (status, delete).
-      if (typeof given === 'string' && given !== kept) spec.password = await hashPassword(given);
+      if (typeof given === 'string' && given !== kept) spec.password = await hashPassword(given, cost);
       else if (typeof kept === 'string') spec.password = kept;
       else delete spec.password;
       return { ...next, spec };
