@@ -6,6 +6,7 @@
  * stores.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LOGIN_LIMITS, LoginLimiter } from '../../src/auth/login-limiter.js';
 import { basicAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
 import { createUser } from '../helpers/rbac.js';
 
@@ -16,6 +17,19 @@ const statuses = async (gw: TestGateway, auths: string[]) => {
   const count = (s: number) => got.filter((r) => r.status === s).length;
   return { 401: count(401), 429: count(429), other: got.length - count(401) - count(429), retryAfter: got.find((r) => r.status === 429)?.headers.get('retry-after') };
 };
+
+describe('LoginLimiter.attempt', () => {
+  it('counts password checks in flight: the 11th concurrent attempt of a pair is refused until one ends', () => {
+    const l = new LoginLimiter(DEFAULT_LOGIN_LIMITS, () => 0);
+    const running = Array.from({ length: 10 }, () => l.attempt('u', 'a'));
+    expect(() => l.attempt('u', 'a')).toThrow(expect.objectContaining({ status: 429, headers: { 'retry-after': '1' } }));
+    expect(() => l.attempt('v', 'a')).not.toThrow(); // another user of the address
+    running[0]!(false); // a success frees its place
+    const next = l.attempt('u', 'a');
+    for (const done of [...running.slice(1), next]) done(true); // ten failures: blocked for the window
+    expect(() => l.attempt('u', 'a')).toThrow(expect.objectContaining({ headers: { 'retry-after': '60' } }));
+  });
+});
 
 describe.each(STORES)('concurrent failed logins (%s)', (kind) => {
   let gw: TestGateway;
