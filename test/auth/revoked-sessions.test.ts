@@ -218,4 +218,19 @@ describe.each(STORES)('a lost identity ends its sessions and streams (%s)', (kin
       expect((await call(a, 'DELETE', '/api/v1alpha1/users/to-delete')).status).toBe(200);
     });
   });
+
+  it('a token ends its streams and sessions when it expires', async () => {
+    const auth = await member('short-lived');
+    const expiresAt = Date.now() + 3000;
+    const minted = await call(a, 'POST', TOKENS, { spec: { displayName: 'short', expiresAt: new Date(expiresAt).toISOString() } }, { authorization: auth });
+    expect(minted.status).toBe(201);
+    const all = openAll(a, `Bearer ${minted.body.token}`);
+    try {
+      await all.ready();
+      expect(await all.gql.create('short-1')).toBe('ok');
+      await all.ended(expiresAt - Date.now() + 2000);
+    } finally {
+      await all.close();
+    }
+  });
 });
