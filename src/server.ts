@@ -13,6 +13,7 @@ import { LoginLimiter, type LoginLimits, DEFAULT_LOGIN_LIMITS } from './auth/log
 import { TokenStore } from './auth/tokens.js';
 import { replaceHash, userHooks } from './auth/user-hooks.js';
 import type { ScryptCost } from './auth/password.js';
+import type { ApiObject } from './store/object.js';
 import { ensureAdmin, ensureBuiltinRoles } from './bootstrap/security.js';
 import { storeAddress, type Config } from './config.js';
 import { Unavailable } from './errors/index.js';
@@ -196,7 +197,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const authorizer = options.authorizer ?? rbac;
   const tokens = await TokenStore.open(store, securityChanged);
   const authenticate = createAuthenticator({
-    users: { get: (name) => platformStore('users').get(name), replaceHash: (name, from, to) => replaceHash(platformStore('users'), name, from, to) },
+    users: {
+      get: (name) => platformStore('users').get(name),
+      replaceHash: (name, from, to) => replaceHash(platformStore('users'), name, from, to),
+    },
     tokens,
     generation,
     limiter: new LoginLimiter({ ...DEFAULT_LOGIN_LIMITS, ...options.loginLimits }),
@@ -227,14 +231,15 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     },
   });
 
+  // A user being deleted loses its tokens (they would not authenticate a new user of the name anyway).
+  const userChanged = async (user: ApiObject) => {
+    if (user.metadata.deletionTimestamp) await tokens.revokeAllOf(user.metadata.name);
+    await securityChanged();
+  };
   const hooks = new Map<unknown, KindHooks>([
     [ROLE, { admit: roleAdmission(rbac), changed: securityChanged }],
     [ROLE_BINDING, { admit: bindingAdmission(rbac), changed: securityChanged }],
-    // A user being deleted loses its tokens (they would not authenticate a new user of the name anyway).
-    [USER, { ...userHooks(async (user) => {
-      if (user.metadata.deletionTimestamp) await tokens.revokeAllOf(user.metadata.name);
-      await securityChanged();
-    }, options.passwordCost), admit: userAdmission(rbac) }],
+    [USER, { ...userHooks(userChanged, options.passwordCost), admit: userAdmission(rbac) }],
   ]);
   for (const { decl, opts } of PLATFORM_MODELS) await registry.register(decl, { ...opts, hooks: hooks.get(decl) });
   await ensureBuiltinRoles(registry);

@@ -293,7 +293,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       },
       onSubscribe: async (ctx, _id, payload) => {
         const caller = callers.get(ctx.extra.socket)!;
-        const revoked = await sessions.refusal(ctx.extra.socket);
+        const revoked = await sessions.refusal(ctx.extra.socket, caller);
         if (revoked) return revoked;
         const enveloped = getEnveloped({
           req: ctx.extra.request,

@@ -36,8 +36,8 @@ export class SessionGuard {
    * Before an operation: undefined while the credentials hold; once they do not, the socket is
    * closed and the errors to answer the operation with are returned.
    */
-  async refusal(socket: WebSocket): Promise<readonly GraphQLError[] | undefined> {
-    const session = this.open.get(socket);
+  async refusal(socket: WebSocket, caller: Caller): Promise<readonly GraphQLError[] | undefined> {
+    const { session } = caller;
     if (!session || (await this.holds(socket, session))) return undefined;
     return [new GraphQLError('The credentials of this session were revoked.', { extensions: { code: 'UNAUTHENTICATED' } })];
   }
