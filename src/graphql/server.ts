@@ -28,6 +28,7 @@ import { useCostLimit } from './cost.js';
 import { PersistedOperations, usePersistedOperations } from './persisted.js';
 import { httpHandler, operationArgs, validDocument } from './node-http.js';
 import { serveGraphQLWs } from '../net/graphql-ws-transport.js';
+import { SessionGuard } from './sessions.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
 import { upgradeAuthorization } from '../net/browser.js';
 import type { FieldOutcome } from '../ops/observer.js';
@@ -285,6 +286,8 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const engines = new WeakMap<ExecutionArgs, Pick<ReturnType<typeof yoga.getEnveloped>, 'execute' | 'subscribe'>>();
   /** Open graphql-ws connections, with their running subscriptions (for shutdown). */
   const connections = new Set<{ subscriptions: Record<string, unknown> }>();
+  /** Sockets whose credentials stop holding are closed (4401), checked as often as watches re-check. */
+  const sessions = new SessionGuard(() => watches?.settings.recheckMs ?? 1000);
 
   const wsServer = serveGraphQLWs(
     makeServer<Record<string, unknown> | undefined, { socket: WebSocket; request: IncomingMessage }>({
@@ -296,6 +299,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
               ? await authenticate(param, { address: ctx.extra.request.socket.remoteAddress })
               : (upgradeCallers.get(ctx.extra.socket) ?? (await authenticate(undefined)));
           callers.set(ctx.extra.socket, caller);
+          sessions.track(ctx.extra.socket, caller);
           connections.add(ctx);
           return true;
         } catch (err) {
@@ -306,6 +310,8 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       },
       onSubscribe: async (ctx, _id, payload) => {
         const caller = callers.get(ctx.extra.socket)!;
+        const revoked = await sessions.refusal(ctx.extra.socket, caller);
+        if (revoked) return revoked;
         const enveloped = getEnveloped({
           req: ctx.extra.request,
           socket: ctx.extra.socket,
@@ -325,6 +331,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       },
       onClose: (ctx) => {
         connections.delete(ctx);
+        sessions.untrack(ctx.extra.socket);
       },
       execute: (args) => engines.get(args)!.execute(args) as never,
       subscribe: (args) => engines.get(args)!.subscribe(args) as never,
@@ -385,6 +392,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     async close() {
       unsubscribe();
       holder.stop();
+      sessions.stop();
       await wsServer.dispose();
       await yoga.dispose();
     },

@@ -59,7 +59,9 @@ export function platformRoutes(deps: PlatformDeps): (info: RequestInfo) => Route
     if (!info.name) {
       if (method === 'GET') return sendJson(res, 200, await deps.tokens.list(owner(caller)));
       if (method === 'POST') {
-        const { object, token } = await deps.tokens.create(owner(caller), await readJson(req, deps.limits));
+        // The token belongs to the caller's user object; minted with a token, it expires no later.
+        const minter = { username: owner(caller), userCreated: caller.session?.userCreated, notAfter: caller.session?.expiresAt };
+        const { object, token } = await deps.tokens.create(minter, await readJson(req, deps.limits));
         return sendJson(res, 201, { ...object, token }, { location: `${target.pathname}/${object.metadata.name}`, 'cache-control': 'no-store' });
       }
       throw new MethodNotAllowed(`${method} is not allowed on ${TOKEN_RESOURCE}`, ['GET', 'POST']);
