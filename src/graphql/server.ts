@@ -22,6 +22,7 @@ import { graphQLContext, type GraphQLContext } from './context.js';
 import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
+import { useIntrospectionRule } from './introspection.js';
 import { useDocumentCache } from './document-cache.js';
 import { httpHandler, operationArgs, validDocument } from './node-http.js';
 import { serveGraphQLWs } from '../net/graphql-ws-transport.js';
@@ -233,6 +234,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     plugins: [
       useCurrentSchema(holder),
       useLimits(limits),
+      useIntrospectionRule(),
       ...(observe ? [useOperationCount(observe)] : []),
       useJit(),
       ...tracedGraphQL(),
