@@ -25,6 +25,7 @@ export function graphQLContext(
   authorizer: Authorizer,
   watches: WatchHub | undefined,
   fieldDone?: (f: FieldOutcome) => void,
+  budget: ResponseBudget = new ResponseBudget(),
 ): GraphQLContext {
-  return { caller, authorizer, watches, fieldDone, budget: new ResponseBudget() };
+  return { caller, authorizer, watches, fieldDone, budget };
 }

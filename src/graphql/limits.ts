@@ -38,7 +38,7 @@ export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliase
  * A refusal by a limit: `BAD_REQUEST`, HTTP 400 whatever the Accept header (yoga would answer
  * other validation errors 200 to a client accepting only `application/json`).
  */
-const limitError = (message: string, nodes?: GraphQLError['nodes']) => graphQLError(message, 'BAD_REQUEST', { http: { status: 400 } }, nodes);
+const limitError = (message: string, nodes?: GraphQLError['nodes']) => graphQLError(message, 'BAD_REQUEST', { http: { status: 400, spec: false } }, nodes);
 
 /** Depth of a selection set; fragment depths are memoised, spread cycles count as 0. */
 function depthOf(
