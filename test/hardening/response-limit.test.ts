@@ -40,7 +40,7 @@ describe.each(STORES)('the response limit (%s)', (kind) => {
         metadata: { name: `big-${i}` },
         spec: { title: `Big ${i}`, slug: `big-${i}`, content, published: true, publishTime: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() },
       });
-      expect(r.status).toBe(201);
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
     }
   }, 180_000);
   afterAll(async () => {
