@@ -35,10 +35,16 @@ export interface Limits {
 export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliases: 30 };
 
 /**
- * A refusal by a limit: `BAD_REQUEST`, HTTP 400 whatever the Accept header (yoga would answer
- * other validation errors 200 to a client accepting only `application/json`).
+ * A refusal by a limit: `BAD_REQUEST`, HTTP 400 whatever the Accept header. yoga answers a
+ * parse or validation error 200 to a client accepting only `application/json` when its
+ * `http.spec` flag is set, and sets that flag on every parse error (`spec ||= true`): here the
+ * flag reads false and ignores writes.
  */
-const limitError = (message: string, nodes?: GraphQLError['nodes']) => graphQLError(message, 'BAD_REQUEST', { http: { status: 400, spec: false } }, nodes);
+function limitError(message: string, nodes?: GraphQLError['nodes']): GraphQLError {
+  const http = { status: 400 };
+  Object.defineProperty(http, 'spec', { get: () => false, set: () => undefined, enumerable: false });
+  return graphQLError(message, 'BAD_REQUEST', { http }, nodes);
+}
 
 /** Depth of a selection set; fragment depths are memoised, spread cycles count as 0. */
 function depthOf(
