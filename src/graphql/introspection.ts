@@ -19,8 +19,6 @@ import { toGraphQLError } from './errors.js';
 /** The non-resource URL whose `get` grants introspection (the discovery root). */
 export const INTROSPECTION_PATH = '/apis';
 
-const introspects = new WeakMap<DocumentNode, boolean>();
-
 function selects(set: SelectionSetNode | undefined, fragments: Map<string, SelectionSetNode>, seen: Set<string>): boolean {
   for (const sel of set?.selections ?? []) {
     if (sel.kind === Kind.FIELD) {
@@ -38,20 +36,22 @@ function selects(set: SelectionSetNode | undefined, fragments: Map<string, Selec
 
 /** Whether any operation of the document selects `__schema` or `__type`, at any depth. */
 export function isIntrospection(document: DocumentNode): boolean {
-  let known = introspects.get(document);
-  if (known === undefined) {
-    const fragments = new Map<string, SelectionSetNode>();
-    for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def.selectionSet);
-    known = document.definitions.some((def) => def.kind === Kind.OPERATION_DEFINITION && selects(def.selectionSet, fragments, new Set()));
-    introspects.set(document, known);
-  }
-  return known;
+  const fragments = new Map<string, SelectionSetNode>();
+  for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def.selectionSet);
+  return document.definitions.some((def) => def.kind === Kind.OPERATION_DEFINITION && selects(def.selectionSet, fragments, new Set()));
 }
 
 export function useIntrospectionRule(): Plugin {
+  /** Per parsed document (documents are cached, document-cache.ts). */
+  const introspects = new WeakMap<DocumentNode, boolean>();
+  const introspecting = (document: DocumentNode) => {
+    let known = introspects.get(document);
+    if (known === undefined) introspects.set(document, (known = isIntrospection(document)));
+    return known;
+  };
   return {
     async onExecute({ args, setResultAndStopExecution }) {
-      if (!isIntrospection(args.document)) return;
+      if (!introspecting(args.document)) return;
       const ctx = args.contextValue as unknown as GraphQLContext;
       if (ctx.caller.authenticated) return;
       const attrs = attributesOf(ctx.caller, { verb: 'get', isResourceRequest: false, apiGroup: '', apiVersion: '', resource: '', path: INTROSPECTION_PATH });

@@ -71,9 +71,9 @@ describe.each(STORES)('the response limit (%s)', (kind) => {
       refusal(r.body.detail);
     }
     // Pages within the limit are answered.
-    const page = await call(gw, 'GET', `${POSTS}?size=10&page=2`);
+    const page = await call(gw, 'GET', `${POSTS}?size=5&page=2`);
     expect(page.status).toBe(200);
-    expect(page.body.items).toHaveLength(10);
+    expect(page.body.items).toHaveLength(5);
     const pub = await call(gw, 'GET', `${PUBLIC}?size=5`, undefined, ANONYMOUSLY);
     expect(pub.status).toBe(200);
     expect(pub.body.items).toHaveLength(5);
@@ -107,12 +107,12 @@ describe.each(STORES)('the response limit (%s)', (kind) => {
 
   it('GraphQL: lists within the limit together are answered', async () => {
     const res = await call(gw, 'POST', '/graphql', {
-      query: `{ a: contentSvcRun_v1alpha1_posts(size: 10) { items { metadata { name } } } b: contentSvcRun_v1alpha1_posts(size: 10, page: 2) { items { metadata { name } } } c: contentSvcRun_v1alpha1_post(name: "big-0") { metadata { name } } }`,
+      query: `{ a: contentSvcRun_v1alpha1_posts(size: 5) { items { metadata { name } } } b: contentSvcRun_v1alpha1_posts(size: 5, page: 2) { items { metadata { name } } } c: contentSvcRun_v1alpha1_post(name: "big-0") { metadata { name } } }`,
     });
     expect(res.status).toBe(200);
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.a.items).toHaveLength(10);
-    expect(res.body.data.b.items).toHaveLength(10);
+    expect(res.body.data.a.items).toHaveLength(5);
+    expect(res.body.data.b.items).toHaveLength(5);
     expect(res.body.data.c.metadata.name).toBe('big-0');
   }, 60_000);
 });
