@@ -19,7 +19,7 @@ import type { Authorizer, Caller } from '../security/authorizer.js';
 import type { Model } from '../registry/model.js';
 import { buildGatewaySchema, checkNames, type BuildOptions, type SchemaExtension } from './build-schema.js';
 import { graphQLContext, type GraphQLContext } from './context.js';
-import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './errors.js';
+import { connectionRefusal, maskError, outcomeCode, toGraphQLError, withoutHttp } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
 import { useIntrospectionRule } from './introspection.js';
@@ -311,6 +311,9 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       onClose: (ctx) => {
         connections.delete(ctx);
       },
+      // Refusals carry their HTTP status for yoga; a WebSocket message does not.
+      onError: (_ctx, _id, _payload, errors) => withoutHttp(errors),
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: withoutHttp(result.errors) } : undefined),
       execute: (args) => engines.get(args)!.execute(args) as never,
       subscribe: (args) => engines.get(args)!.subscribe(args) as never,
     }),

@@ -66,6 +66,12 @@ describe.each(STORES)('GraphQL refusals (%s)', (kind) => {
         client.subscribe({ query: INTROSPECTIONS[0]! }, { next: (r) => resolve(r.errors), error: resolve, complete: () => undefined });
       });
       expect(errors.map((e: any) => e.extensions.code)).toEqual(['UNAUTHENTICATED']);
+      expect(errors[0].extensions.http).toBeUndefined(); // HTTP status and headers stay on HTTP
+      const aliases = `{ ${Array.from({ length: 31 }, (_, i) => `a${i}: me { username }`).join(' ')} }`;
+      const refused = await new Promise<any>((resolve) => {
+        client.subscribe({ query: aliases }, { next: (r) => resolve(r.errors), error: resolve, complete: () => undefined });
+      });
+      expect(refused.map((e: any) => e.extensions)).toEqual([{ code: 'BAD_REQUEST' }]);
     } finally {
       await client.dispose();
     }
