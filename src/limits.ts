@@ -44,8 +44,11 @@ export interface GatewayLimits {
   pageSize: number;
   /** Items of a list without `size` → 400 asking for `size`. */
   unpagedItems: number;
-  /** Serialised bytes of a list without `size` → 400 asking for `size`. */
-  unpagedBytes: number;
+  /**
+   * Serialised bytes of the objects of one response: a REST list (with or without `size`) or a
+   * whole GraphQL operation → 400 / BAD_REQUEST asking for smaller pages (operations/budget.ts).
+   */
+  responseBytes: number;
   /** One WebSocket message from a client (REST watch, graphql-ws) → close 1009. */
   wsMessageBytes: number;
   /** Concurrent watches (REST WebSocket/ndjson and GraphQL subscriptions) per user → 429. */
@@ -80,7 +83,7 @@ export const LIMITS: Readonly<GatewayLimits> = Object.freeze({
   sortKeys: 8,
   pageSize: 10_000,
   unpagedItems: 10_000,
-  unpagedBytes: 32 * MiB,
+  responseBytes: 32 * MiB,
   wsMessageBytes: 1 * MiB,
   watchesPerUser: 100,
   connectionsPerAddress: 256,

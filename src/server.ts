@@ -232,9 +232,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     describeCaller: (caller) => rbac.describe(caller),
     // Custom fields of started plugins; their resolvers get clients like route handlers do.
     extensions: () => pluginController?.graphqlExtensions() ?? [],
+    // Both clients' reads count against the operation's response limit (operations/budget.ts).
     extensionContext: (plugin, ctx) => ({
-      client: createModelClient(registry, plugin, { caller: ctx.caller, authorizer: ctx.authorizer }),
-      privileged: createModelClient(registry, plugin, privilegedContext(plugin)),
+      client: createModelClient(registry, plugin, { caller: ctx.caller, authorizer: ctx.authorizer, budget: ctx.budget }),
+      privileged: createModelClient(registry, plugin, { ...privilegedContext(plugin), budget: ctx.budget }),
     }),
     logging: {
       debug: (...a: unknown[]) => yogaLog.debug(text(a)),

@@ -3,6 +3,9 @@
  * plugin): tokens while parsing, depth and aliases while validating, the nesting of variables
  * before execution. A violation is a GraphQL error with `extensions.code: BAD_REQUEST` (HTTP
  * 400). `bodyTooDeep` is the same nesting limit for a POST body before it is parsed as JSON.
+ *
+ * And the response limit (operations/budget.ts), spent by the fields as they read: an operation
+ * that overspends it answers only that refusal (no partial data), HTTP 400.
  */
 import {
   GraphQLError,
@@ -18,6 +21,7 @@ import { BadRequest } from '../errors/index.js';
 import { textDepth, valueDepth } from '../json/depth.js';
 import { graphQLError } from './errors.js';
 import { LIMITS } from '../limits.js';
+import type { ResponseBudget } from '../operations/budget.js';
 
 export interface Limits {
   /** Deepest field nesting of an operation (fragments expanded); `{ a { b } }` is 2. */
@@ -34,7 +38,17 @@ export interface Limits {
 
 export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliases: 30, maxCost: LIMITS.graphqlMaxCost, jsonDepth: LIMITS.jsonDepth };
 
-const limitError = (message: string, nodes?: GraphQLError['nodes']) => graphQLError(message, 'BAD_REQUEST', {}, nodes);
+/**
+ * A refusal by a limit: `BAD_REQUEST`, HTTP 400 whatever the Accept header. yoga answers a
+ * parse or validation error 200 to a client accepting only `application/json` when its
+ * `http.spec` flag is set, and sets that flag on every parse error (`spec ||= true`): here the
+ * flag reads false and ignores writes.
+ */
+function limitError(message: string, nodes?: GraphQLError['nodes']): GraphQLError {
+  const http = { status: 400 };
+  Object.defineProperty(http, 'spec', { get: () => false, set: () => undefined, enumerable: false });
+  return graphQLError(message, 'BAD_REQUEST', { http }, nodes);
+}
 
 /** Depth of a selection set; fragment depths are memoised, spread cycles count as 0. */
 function depthOf(
@@ -145,7 +159,15 @@ export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const refused = variablesTooDeep(args.variableValues, limits.jsonDepth);
-      if (refused) setResultAndStopExecution(refused);
+      if (refused) return setResultAndStopExecution(refused);
+      const budget = (args.contextValue as { budget?: ResponseBudget }).budget;
+      if (!budget) return;
+      return {
+        onExecuteDone({ setResult }) {
+          const over = budget.exceeded;
+          if (over) setResult({ errors: [limitError(over.message)] });
+        },
+      };
     },
     onSubscribe({ args, setResultAndStopExecution }) {
       const refused = variablesTooDeep(args.variableValues, limits.jsonDepth);

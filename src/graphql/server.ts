@@ -19,9 +19,10 @@ import type { Authorizer, Caller } from '../security/authorizer.js';
 import type { Model } from '../registry/model.js';
 import { buildGatewaySchema, checkNames, type BuildOptions, type SchemaExtension } from './build-schema.js';
 import { graphQLContext, type GraphQLContext } from './context.js';
-import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './errors.js';
+import { connectionRefusal, maskError, outcomeCode, toGraphQLError, withoutHttp } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
+import { useIntrospectionRule } from './introspection.js';
 import { useDocumentCache } from './document-cache.js';
 import { checkRelations } from './relations.js';
 import { useCostLimit } from './cost.js';
@@ -34,6 +35,7 @@ import { upgradeAuthorization } from '../net/browser.js';
 import type { FieldOutcome } from '../ops/observer.js';
 import type { WatchHub } from '../watch/hub.js';
 import type { GatewayLimits } from '../limits.js';
+import { ResponseBudget } from '../operations/budget.js';
 
 const REBUILD_DELAY_MS = 20;
 
@@ -219,10 +221,12 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   let logError: (err: unknown) => void = (err) => console.error(err);
   const observe = options.observe;
   /** The context of a request, with its observer when there is one. */
+  /** Each operation's response limit (operations/budget.ts), from the gateway's limits. */
+  const budget = () => new ResponseBudget(registry.limits.responseBytes, registry.limits.objectBytes);
   const contextOf = (caller: Caller, req: IncomingMessage | undefined, http: boolean): GraphQLContext => {
-    if (!observe) return graphQLContext(caller, authorizer, watches);
+    if (!observe) return graphQLContext(caller, authorizer, watches, undefined, budget());
     if (req && http) observe.identify(req, caller);
-    return graphQLContext(caller, authorizer, watches, (f) => observe.graphqlField(req, caller, f));
+    return graphQLContext(caller, authorizer, watches, (f) => observe.graphqlField(req, caller, f), budget());
   };
 
   const buildOptions = {
@@ -251,6 +255,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       useCurrentSchema(holder),
       useLimits(limits),
       useCostLimit(limits.maxCost),
+      useIntrospectionRule(),
       ...(observe ? [useOperationCount(observe)] : []),
       useJit(),
       ...tracedGraphQL(),
@@ -267,7 +272,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
           return contextOf(caller, req, true);
         }
         const header = initial.request.headers.get('authorization') ?? undefined;
-        return graphQLContext(await authenticate(header), authorizer, watches);
+        return graphQLContext(await authenticate(header), authorizer, watches, undefined, budget());
       } catch (err) {
         throw toGraphQLError(err, { request: true });
       }
@@ -333,6 +338,9 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
         connections.delete(ctx);
         sessions.untrack(ctx.extra.socket);
       },
+      // Refusals carry their HTTP status for yoga; a WebSocket message does not.
+      onError: (_ctx, _id, _payload, errors) => withoutHttp(errors),
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: withoutHttp(result.errors) } : undefined),
       execute: (args) => engines.get(args)!.execute(args) as never,
       subscribe: (args) => engines.get(args)!.subscribe(args) as never,
     }),

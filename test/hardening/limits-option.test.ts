@@ -31,7 +31,7 @@ const SMALL: Partial<GatewayLimits> = {
   sortKeys: 1,
   pageSize: 5,
   unpagedItems: 2,
-  unpagedBytes: 1200,
+  responseBytes: 1200,
   wsMessageBytes: 2048,
   connectionsPerAddress: 8,
 };
@@ -164,13 +164,13 @@ describe.each(STORES)('GatewayOptions.limits is enforced row by row (%s)', (kind
     expect((await call(gw, 'GET', `${PERSONS}?labelSelector=set=items&size=5`, undefined, H)).body.items).toHaveLength(3);
   });
 
-  it('unpagedBytes: an unpaged list of more bytes is 400 asking for size', async () => {
+  it('responseBytes: a list of more bytes is 400 asking for fewer objects', async () => {
     for (const n of ['b1', 'b2']) {
       expect((await call(gw, 'POST', PERSONS, person(n, { labels: { set: 'bytes' } }, { note: 'n'.repeat(700) }), H)).status).toBe(201);
     }
     const r = await call(gw, 'GET', `${PERSONS}?labelSelector=set=bytes`, undefined, H);
     expect(r.status).toBe(400);
-    expect(r.body.detail).toContain('exceed 1200 bytes (limit: unpaged list size)');
+    expect(r.body.detail).toContain('exceed 1200 bytes (limit: response size)');
     expect((await call(gw, 'GET', `${PERSONS}?labelSelector=set=bytes,name=b1`, undefined, H)).status).toBe(200);
   });
 
