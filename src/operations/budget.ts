@@ -63,3 +63,22 @@ export class ResponseBudget {
     return count * this.objectBytes <= this.left;
   }
 }
+
+/**
+ * Runs one read of `ctx`'s budget (or of a budget of its own for a REST request) and counts the
+ * objects it answers (`answered`) against the response limit of `entry`'s gateway.
+ */
+export function readWithin<T>(
+  ctx: { budget?: ResponseBudget },
+  limits: { responseBytes: number; objectBytes: number },
+  read: () => Promise<T>,
+  answered: (result: T) => readonly unknown[],
+): Promise<T> {
+  const budget = ctx.budget ?? new ResponseBudget(limits.responseBytes, limits.objectBytes);
+  return budget.read(async () => {
+    const result = await read();
+    const objects = answered(result);
+    if (ctx.budget || !budget.fitsUnmeasured(objects.length)) budget.spend(objects);
+    return result;
+  });
+}
