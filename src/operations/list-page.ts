@@ -95,8 +95,9 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
   const from = token === undefined || token === null ? undefined : decodeCursor(scope, token, backward ? 'before cursor' : 'after cursor');
   const [page, behind, totalCount] = await Promise.all([
     readPage(entry, q, n, from, backward),
-    // Whether anything lies on the other side of the cursor: one object at most, from the index.
-    from === undefined ? Promise.resolve(false) : readPage(entry, q, 1, from, !backward).then((p) => p.items.length > 0, () => false),
+    // Whether anything lies on the other side of the page (the cursor's object included): one
+    // object at most, from the index.
+    from === undefined ? Promise.resolve(false) : readPage(entry, q, 1, from, !backward, true).then((p) => p.items.length > 0, () => false),
     args.total ? count(entry, q) : Promise.resolve(undefined),
   ]);
   const cursors = page.keys.map((k) => encodeCursor(scope, k));
@@ -144,11 +145,11 @@ const reversed = (sort: SortTerm[]): SortTerm[] =>
  * `limit` objects after `after` in the query's order, or (backward) the `limit` objects just
  * before it, still in the query's order; `more`: whether more lie beyond them in that direction.
  */
-async function readPage(entry: ModelEntry, q: StoreQuery, limit: number, after: SortKey | undefined, backward: boolean) {
+async function readPage(entry: ModelEntry, q: StoreQuery, limit: number, after: SortKey | undefined, backward: boolean, inclusive = false) {
   try {
     const resourceVersion = await entry.store.resourceVersion();
     const sort = backward ? reversed(q.sort) : keysetTerms(q.sort);
-    const page = await entry.store.page({ where: q.where, sort, limit, ...(after && { after }) });
+    const page = await entry.store.page({ where: q.where, sort, limit, ...(after && { after }), ...(inclusive && { inclusive }) });
     const items = page.items.map((o) => present(entry, o));
     if (backward) {
       items.reverse();

@@ -394,7 +394,7 @@ export class EmbeddedModelStore implements ModelStore {
       return { sql: `SELECT o.rowid, ${cols} FROM ${this.o} AS o${where} ORDER BY ${orderBy} LIMIT ?`, params };
     };
     if (!q.after) return [build(undefined)];
-    const branches = branchesAfter(terms, q.after);
+    const branches = branchesAfter(terms, q.after, q.inclusive);
     return drive ? [build(branches)] : branches.map((b) => build([b]));
   }
 
@@ -409,7 +409,7 @@ export class EmbeddedModelStore implements ModelStore {
     if (b.cond === 'null') conds.push(`${c} IS NULL`);
     else if (b.cond === 'notnull') conds.push(`${c} IS NOT NULL`);
     else {
-      conds.push(`${c} ${b.cond === 'gt' ? '>' : '<'} ?`);
+      conds.push(`${c} ${{ gt: '>', gte: '>=', lt: '<', lte: '<=' }[b.cond]} ?`);
       params.push(b.value);
     }
     return conds.join(' AND ');
