@@ -138,6 +138,10 @@ describe.each(STORES)('keyset pages over REST (%s)', (kind) => {
       expect((await get(`${ITEMS}?${q}&limit=3&continue=${token}`)).status).toBe(200);
       // the token does not depend on limit: a client may change the page size
       expect((await get(`${ITEMS}?${q}&limit=5&continue=${token}`)).status).toBe(200);
+      // nor on how the same selectors are spelled (order of terms, = or ==)
+      const two = 'sort=spec.rank,desc&labelSelector=app=web&fieldSelector=spec.team in (a,b)';
+      const t2: string = (await get(`${ITEMS}?${two}&limit=2`)).body.continue;
+      expect((await get(`${ITEMS}?sort=spec.rank,desc&fieldSelector=spec.team in (b,a)&labelSelector=app==web&limit=2&continue=${t2}`)).status).toBe(200);
       for (const garbage of ['x', 'not a token', '%00', 'eyJ9', Buffer.from('[["a"],"b"]').toString('base64url'), 'A'.repeat(9000)]) {
         await expect400(`${ITEMS}?${q}&limit=3&continue=${encodeURIComponent(garbage)}`, /continue/);
       }
