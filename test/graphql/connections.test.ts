@@ -190,6 +190,9 @@ describe.each(STORES)('GraphQL connections (%s)', (kind) => {
       { where: { metadata: { labels: { matchLabels: { 'bad key!': 'x' } } } } },
       { where: { metadata: { labels: { matchExpressions: [{ key: 'app', operator: 'In', values: [] }] } } } },
       { orderBy: ['SPEC_RANK_DESC', 'SPEC_RANK_ASC'] },
+      // the bounds of REST selectors: 64 terms, 4,096 characters
+      { where: { metadata: { labels: { matchExpressions: Array.from({ length: 65 }, (_, i) => ({ key: `k${i}`, operator: 'Exists' })) } } } },
+      { where: { spec: { team: { in: Array.from({ length: 20_000 }, (_, i) => `team-${i}`) } } } },
     ];
     const reads = await pageReads();
     for (const vars of bad) {
