@@ -197,7 +197,7 @@ describe.each(STORES)('GraphQL connections (%s)', (kind) => {
     const reads = await pageReads();
     for (const vars of bad) {
       const r = await gql(gw, PAGE, vars, { authorization: adminAuth });
-      expect(codes(r), JSON.stringify(vars)).toEqual(['BAD_REQUEST']);
+      expect(codes(r), JSON.stringify(vars).slice(0, 300)).toEqual(['BAD_REQUEST']);
       expect(r.body.data?.c ?? null).toBeNull();
     }
     expect(await pageReads(), 'no store page was read').toBe(reads);
