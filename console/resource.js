@@ -136,13 +136,16 @@ export function ResourcePage({ route }) {
     };
   }, [route.path, selectors.labelSelector, selectors.fieldSelector, restarts]);
 
-  // The next page when the pager comes within AHEAD of the viewport.
+  /** The pager is within AHEAD of the viewport, in the layout of now (rendered rows included). */
+  const nearEnd = () => !!pager.current && pager.current.getBoundingClientRect().top < window.innerHeight + parseInt(AHEAD, 10);
+  // The next page when the pager comes within AHEAD of the viewport. The observer's news may be
+  // older than the rows of a page merged since, hence nearEnd().
   useEffect(() => {
     if (typeof IntersectionObserver === 'undefined' || !pager.current) return undefined;
     const io = new IntersectionObserver(
       (entries) => {
         const w = walk.current;
-        if (entries.some((e) => e.isIntersecting) && w && !w.failed) loadPage(w);
+        if (entries.some((e) => e.isIntersecting) && w && !w.failed && nearEnd()) loadPage(w);
       },
       { rootMargin: `0px 0px ${AHEAD} 0px` },
     );
@@ -155,9 +158,8 @@ export function ResourcePage({ route }) {
   const w = walk.current;
   const shown = w && `${w.rows.length} ${w.cont}`;
   useEffect(() => {
-    if (!w || w !== walk.current || w.loading || w.failed || !w.cont || !pager.current) return;
-    if (shown !== `${w.rows.length} ${w.cont}`) return;
-    if (pager.current.getBoundingClientRect().top < window.innerHeight + parseInt(AHEAD, 10)) loadPage(w);
+    if (!w || w !== walk.current || w.loading || w.failed || !w.cont || shown !== `${w.rows.length} ${w.cont}`) return;
+    if (typeof IntersectionObserver !== 'undefined' && nearEnd()) loadPage(w);
   });
 
   const applyFilters = (e) => {
