@@ -59,6 +59,14 @@ export interface BenchOptions {
   parseStores: ('mongodb' | 'embedded')[];
   parseMaxSeconds: number;
   parseCreates: number;
+  /** Parse comparison scenarios to run (default all). */
+  parseScenarios?: string[];
+  /**
+   * Relation cost (embedded, bench/lib/relations-bench.ts, issue 32): a connection page of 40
+   * deals with vs without each one's contact resolved; after everything else (on), alone (only),
+   * or not (off, the default).
+   */
+  relations: 'on' | 'off' | 'only';
 }
 
 const HELP = `npm run bench [-- options]   (each option also as an environment variable)
@@ -89,6 +97,8 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --parse-stores=mongodb,embedded BENCH_PARSE_STORES  mongodb: both on FerretDB; embedded: embedded store vs Parse on PostgreSQL
   --parse-max-seconds=8        BENCH_PARSE_MAX_SECONDS time budget per measured run of the Parse comparison
   --parse-creates=400          BENCH_PARSE_CREATES    creates per run and side in its create scenario
+  --parse-scenarios=a,b        BENCH_PARSE_SCENARIOS  only these of get, gql-get, list, gql-connection, gql-pointer, create
+  --relations=off|on|only      BENCH_RELATIONS        embedded: connection page of 40 deals with ÷ without each contact resolved (issue 32; default off)
   --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon
 `;
 
@@ -130,6 +140,8 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
       'parse-stores': { type: 'string' },
       'parse-max-seconds': { type: 'string' },
       'parse-creates': { type: 'string' },
+      'parse-scenarios': { type: 'string' },
+      relations: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -188,6 +200,8 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     parseStores: parseStores(get('parse-stores', 'BENCH_PARSE_STORES', 'mongodb,embedded')),
     parseMaxSeconds: Number(get('parse-max-seconds', 'BENCH_PARSE_MAX_SECONDS', '8')),
     parseCreates: int('BENCH_PARSE_CREATES', get('parse-creates', 'BENCH_PARSE_CREATES', '400')),
+    parseScenarios: (values['parse-scenarios'] ?? env.BENCH_PARSE_SCENARIOS)?.split(',').map((x) => x.trim()).filter(Boolean),
+    relations: mode('BENCH_RELATIONS', get('relations', 'BENCH_RELATIONS', 'off')),
   };
 }
 
