@@ -99,8 +99,13 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --parse-creates=400          BENCH_PARSE_CREATES    creates per run and side in its create scenario
   --parse-scenarios=a,b        BENCH_PARSE_SCENARIOS  only these of get, gql-get, list, gql-connection, gql-pointer, create
   --relations=off|on|only      BENCH_RELATIONS        embedded: connection page of 40 deals with ÷ without each contact resolved (issue 32; default off)
-  --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon
+  --keyset=only                BENCH_KEYSET=only      issue 31 alone: the keyset scenarios on the embedded store at 1,000 and 50,000 objects, no watch
+                                                      (sizes, stores and scenarios given explicitly still win)
+  --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon,
+                                                      rest-keyset-first, rest-keyset-deep, rest-page-deep, gql-connection-first, gql-connection-deep
 `;
+
+const KEYSET_SCENARIOS = 'rest-keyset-first,rest-keyset-deep,rest-page-deep,gql-connection-first,gql-connection-deep';
 
 function int(name: string, text: string, min = 1): number {
   const n = Number(text);
@@ -142,6 +147,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
       'parse-creates': { type: 'string' },
       'parse-scenarios': { type: 'string' },
       relations: { type: 'string' },
+      keyset: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -150,11 +156,14 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     process.exit(0);
   }
   const get = (flag: keyof typeof values, envName: string, def: string) => String(values[flag] ?? env[envName] ?? def);
-  const sizes = get('sizes', 'BENCH_SIZES', '1000,100000')
+  // BENCH_KEYSET=only: issue 31's figures alone (defaults below; explicit options still win).
+  const keysetOnly = String(values.keyset ?? env.BENCH_KEYSET ?? '') === 'only';
+  if (!keysetOnly && (values.keyset ?? env.BENCH_KEYSET)) throw new Error('BENCH_KEYSET: only "only" is known');
+  const sizes = get('sizes', 'BENCH_SIZES', keysetOnly ? '1000,50000' : '1000,100000')
     .split(',')
     .map((s) => int('BENCH_SIZES', s.trim().replace(/_/g, '')))
     .sort((a, b) => a - b);
-  const stores = get('stores', 'BENCH_STORES', 'embedded,mongodb')
+  const stores = get('stores', 'BENCH_STORES', keysetOnly ? 'embedded' : 'embedded,mongodb')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
@@ -178,8 +187,8 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     page: int('BENCH_PAGE', get('page', 'BENCH_PAGE', '1')),
     pageSize: int('BENCH_PAGE_SIZE', get('page-size', 'BENCH_PAGE_SIZE', '20')),
     cpuProfDir: cpuProf ? cpuProf : undefined,
-    scenarios: (values.scenarios ?? env.BENCH_SCENARIOS)?.split(',').map((x) => x.trim()).filter(Boolean),
-    watch: watchMode(get('watch', 'BENCH_WATCH', 'on')),
+    scenarios: (values.scenarios ?? env.BENCH_SCENARIOS ?? (keysetOnly ? KEYSET_SCENARIOS : undefined))?.split(',').map((x) => x.trim()).filter(Boolean),
+    watch: watchMode(get('watch', 'BENCH_WATCH', keysetOnly ? 'off' : 'on')),
     watchers: int('BENCH_WATCHERS', get('watchers', 'BENCH_WATCHERS', '1000')),
     watchRate: int('BENCH_WATCH_RATE', get('watch-rate', 'BENCH_WATCH_RATE', '500')),
     watchSeconds: int('BENCH_WATCH_SECONDS', get('watch-seconds', 'BENCH_WATCH_SECONDS', '5')),
