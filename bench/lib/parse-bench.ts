@@ -68,6 +68,9 @@ export type PeerPair = 'mongodb' | 'embedded';
 const DEALS = 200;
 const CONTACTS = 100;
 const DEAL_PAGE = 20;
+/** The pointer pages rotate over windows of the amount index (amount ≥ 10·k·DEAL_PAGE), each page full. */
+const DEAL_WINDOWS = DEALS / DEAL_PAGE - 1;
+const dealWindow = (k: number) => 10 * DEAL_PAGE * (k % DEAL_WINDOWS);
 const dealName = (i: number) => `deal-${String(i).padStart(6, '0')}`;
 const DEALS_PATH = '/apis/crm.example.net/v1/deals';
 const CRM_PEOPLE_PATH = '/apis/crm.example.net/v1/people';
@@ -204,8 +207,8 @@ interface Side {
   readList: (body: unknown) => { total: number; names: string[] };
   /** GraphQL connection page of `pageSize` with one indexed equality filter (spec.name / name). */
   gqlConnection: (q: ListQuery) => RequestSpec;
-  /** GraphQL connection of DEAL_PAGE deals by amount, each with its contact resolved. */
-  gqlPointer: () => RequestSpec;
+  /** GraphQL connection of DEAL_PAGE deals by amount from window k, each with its contact resolved. */
+  gqlPointer: (k: number) => RequestSpec;
   /** Names of the nodes of a connection answer, and of their resolved contacts (pointer pages). */
   readConnection: (body: unknown) => { names: string[]; contacts: (string | undefined)[] };
   /** Creates the crm people (gateway) and the deals referring to them. */
@@ -220,13 +223,13 @@ const gwConnection = (first: number) =>
   `query C($n: String!) { ${PERSON_CONNECTION}(first: ${first}, where: { spec: { name: { eq: $n } } }, orderBy: [SPEC_NAME_ASC]) { ` +
   'edges { cursor node { metadata { name } spec { name age gender } } } pageInfo { hasNextPage endCursor } } }';
 const GW_POINTER =
-  `query D { ${DEAL_CONNECTION}(first: ${DEAL_PAGE}, orderBy: [SPEC_AMOUNT_ASC]) { ` +
+  `query D($min: Float!) { ${DEAL_CONNECTION}(first: ${DEAL_PAGE}, where: { spec: { amount: { gte: $min } } }, orderBy: [SPEC_AMOUNT_ASC]) { ` +
   'edges { cursor node { metadata { name } spec { title amount contactPerson { metadata { name } spec { email } } } } } pageInfo { hasNextPage endCursor } } }';
 const parseConnection = (first: number) =>
   `query C($n: String!) { people(first: ${first}, where: { name: { equalTo: $n } }, order: [name_ASC, objectId_ASC]) { ` +
   'edges { cursor node { objectId name age gender } } pageInfo { hasNextPage endCursor } } }';
 const PARSE_POINTER =
-  `query D { deals(first: ${DEAL_PAGE}, order: [amount_ASC]) { ` +
+  `query D($min: Float!) { deals(first: ${DEAL_PAGE}, where: { amount: { greaterThanOrEqualTo: $min } }, order: [amount_ASC]) { ` +
   'edges { cursor node { objectId title amount contact { objectId name } } } pageInfo { hasNextPage endCursor } } }';
 
 /** The one connection field of a GraphQL answer (throws on errors). */
@@ -260,7 +263,7 @@ function gatewaySide(child: BenchChild, adminPassword: string, dbCpu: () => numb
       return { total: l.total, names: l.items.map((o) => o.metadata.name) };
     },
     gqlConnection: (q) => gql(gwConnection(pageSize), { n: q.name }),
-    gqlPointer: () => gql(GW_POINTER),
+    gqlPointer: (k) => gql(GW_POINTER, { min: dealWindow(k) }),
     readConnection: (b) => {
       const nodes = connectionOf(b).edges.map((e) => e.node as { metadata: { name: string }; spec: { contactPerson?: { metadata: { name: string } } | null } });
       return { names: nodes.map((n) => n.metadata.name), contacts: nodes.map((n) => n.spec.contactPerson?.metadata.name) };
@@ -324,7 +327,7 @@ function parseSide(child: BenchChild, appId: string, masterKey: string, dbCpu: (
       return { total: l.count, names: l.results.map((o) => o.objectId) };
     },
     gqlConnection: (q) => gql(parseConnection(pageSize), { n: q.name }),
-    gqlPointer: () => gql(PARSE_POINTER),
+    gqlPointer: (k) => gql(PARSE_POINTER, { min: dealWindow(k) }),
     readConnection: (b) => {
       const nodes = connectionOf(b).edges.map((e) => e.node as { objectId: string; contact?: { objectId: string } | null });
       return { names: nodes.map((n) => n.objectId), contacts: nodes.map((n) => n.contact?.objectId) };
@@ -391,10 +394,12 @@ async function verifyConnections(gw: Side, parse: Side): Promise<void> {
     found += a.names.length;
   }
   if (found === 0) throw new Error('the connection queries match nothing on either side');
-  const a = await read(gw, gw.gqlPointer());
-  const b = await read(parse, parse.gqlPointer());
-  if (a.names.length !== DEAL_PAGE || a.names.join(',') !== b.names.join(',') || a.contacts.join(',') !== b.contacts.join(',') || a.contacts.some((c) => !c)) {
-    throw new Error(`gateway and Parse deal pages disagree: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+  for (let k = 0; k < DEAL_WINDOWS; k++) {
+    const a = await read(gw, gw.gqlPointer(k));
+    const b = await read(parse, parse.gqlPointer(k));
+    if (a.names.length !== DEAL_PAGE || a.names.join(',') !== b.names.join(',') || a.contacts.join(',') !== b.contacts.join(',') || a.contacts.some((c) => !c)) {
+      throw new Error(`gateway and Parse deal pages disagree (window ${k}): ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+    }
   }
 }
 
@@ -432,7 +437,7 @@ const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '—');
 function maker(id: ScenarioId, side: Side, size: number, createName: () => { i: number; name: string }): (i: number) => RequestSpec {
   if (id === 'list') return (i) => side.list(LIST_QUERIES[i % LIST_QUERIES.length]!);
   if (id === 'gql-connection') return (i) => side.gqlConnection(LIST_QUERIES[i % LIST_QUERIES.length]!);
-  if (id === 'gql-pointer') return () => side.gqlPointer();
+  if (id === 'gql-pointer') return (i) => side.gqlPointer(i);
   if (id === 'create') {
     return () => {
       const c = createName();
