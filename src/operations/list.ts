@@ -75,7 +75,7 @@ export async function listObjects(ctx: OperationContext, entry: ModelEntry, para
       );
     }
     const items = entry.hooks?.present ? read.items.map((o) => present(entry, o)) : read.items;
-    if (ctx.budget || !budget.fitsUnmeasured(items.length)) budget.spend(items);
+    budget.spend(items);
     return envelope(query, items, read.total, read.resourceVersion);
   });
 }
