@@ -869,6 +869,19 @@ export type CrmExampleNetV1Person = Node & {
   metadata?: Maybe<ObjectMeta>;
   spec?: Maybe<CrmExampleNetV1PersonSpec>;
   status?: Maybe<Scalars['JSON']['output']>;
+  /** The deals (crm.example.net/v1) whose spec.contact names this object (x-svc-ref reverse), as a connection; under the list rule of deals (denied: null with a FORBIDDEN error). One store query per object this field is resolved on. */
+  deals?: Maybe<CrmExampleNetV1DealConnection>;
+};
+
+
+/** Person (crm.example.net/v1). */
+export type CrmExampleNetV1PersonDealsArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  where?: InputMaybe<CrmExampleNetV1DealWhere>;
+  orderBy?: InputMaybe<Array<CrmExampleNetV1DealOrder>>;
 };
 
 export type CrmExampleNetV1PersonSpec = {
