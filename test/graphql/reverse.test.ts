@@ -116,6 +116,22 @@ describe.each(STORES)('GraphQL reverse connections (%s)', (kind) => {
     expect(under.body.errors).toBeUndefined();
   });
 
+  it('the OpenAPI document keeps x-svc-ref with reverse and says so in the description', async () => {
+    const doc = await call(gw, 'GET', '/openapi/v3/apis/crm.example.net/v1', undefined, { authorization: adminAuth });
+    expect(doc.status).toBe(200);
+    const found: any[] = [];
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object') {
+        if ((v as any)['x-svc-ref']?.reverse === 'deals') found.push(v);
+        Object.values(v).forEach(walk);
+      }
+    };
+    walk(doc.body);
+    expect(found.length).toBeGreaterThan(0);
+    for (const p of found) expect(p.description).toMatch(/connection `deals`/);
+  });
+
   it('is under the list rule of deals: without it, null with FORBIDDEN at its path, the rest returned', async () => {
     const auth = await createUser(gw, `rv-reader-${kind}`);
     expect((await createRole(gw, 'rv-reader', [{ apiGroups: ['crm.example.net'], resources: ['people'], verbs: ['get', 'list'] }])).status).toBe(201);
