@@ -6,7 +6,7 @@
  */
 import { BadRequest } from '../errors/index.js';
 import { LIMITS } from '../limits.js';
-import { checkLimit, decodeCursor, encodeCursor, type CursorScope } from '../query/cursor.js';
+import { checkLimit, cursorEncoder, decodeCursor, encodeCursor, type CursorScope } from '../query/cursor.js';
 import { checkFieldsIndexed, planListQuery } from '../query/plan.js';
 import type { ListParams, Requirement, SortSpec } from '../query/types.js';
 import type { ApiObject } from '../store/object.js';
@@ -102,14 +102,21 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
     from === undefined ? Promise.resolve(false) : readPage(entry, q, 1, from, !backward, true).then((p) => p.items.length > 0, () => false),
     args.total ? count(entry, q) : Promise.resolve(undefined),
   ]);
-  const cursors = page.keys.map((k) => encodeCursor(scope, k));
+  // An edge's cursor is made only when it is read (a client that pages by endCursor reads one).
+  const encode = cursorEncoder(scope);
+  const keys = page.keys;
   return {
-    edges: page.items.map((node, i) => ({ cursor: cursors[i]!, node })),
+    edges: page.items.map((node, i) => ({
+      node,
+      get cursor() {
+        return encode(keys[i]!);
+      },
+    })),
     pageInfo: {
       hasNextPage: backward ? behind : page.more,
       hasPreviousPage: backward ? page.more : behind,
-      startCursor: cursors[0] ?? null,
-      endCursor: cursors.at(-1) ?? null,
+      startCursor: keys.length ? encode(keys[0]!) : null,
+      endCursor: keys.length ? encode(keys.at(-1)!) : null,
     },
     ...(totalCount !== undefined && { totalCount }),
     resourceVersion: page.resourceVersion,

@@ -30,15 +30,30 @@ export interface CursorScope {
 const canonicalWhere = (where: readonly IndexRequirement[]): string[] =>
   where.map((r) => JSON.stringify([r.index, r.op, r.op === 'in' || r.op === 'notin' ? [...r.values].sort() : r.values])).sort();
 
-const digest = (scope: CursorScope, key: SortKey): string =>
+/** The scope's canonical text, `[model, where, sort` (the key and `]` follow in a digest). */
+const scopeText = (scope: CursorScope): string => {
+  const whole = JSON.stringify([scope.model, canonicalWhere(scope.where), keysetTerms(scope.sort)]);
+  return whole.slice(0, -1);
+};
+
+/** The digest of `[model, where, sort, key]`, from the scope's text. */
+const digestOf = (scopeText: string, key: SortKey): string =>
   createHash('sha256')
-    .update(JSON.stringify([scope.model, canonicalWhere(scope.where), keysetTerms(scope.sort), key]))
+    .update(`${scopeText},${JSON.stringify(key)}]`)
     .digest('base64url')
     .slice(0, 22);
 
+const digest = (scope: CursorScope, key: SortKey): string => digestOf(scopeText(scope), key);
+
 /** The token of position `key` in `scope`. */
 export function encodeCursor(scope: CursorScope, key: SortKey): string {
-  return Buffer.from(JSON.stringify([key, digest(scope, key)])).toString('base64url');
+  return cursorEncoder(scope)(key);
+}
+
+/** Tokens of many positions in one scope (a connection's edges): the scope's text is made once. */
+export function cursorEncoder(scope: CursorScope): (key: SortKey) => string {
+  const text = scopeText(scope);
+  return (key) => Buffer.from(JSON.stringify([key, digestOf(text, key)])).toString('base64url');
 }
 
 /** The position a token holds, or 400 when it is not one of `scope`'s tokens. */
