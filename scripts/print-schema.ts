@@ -3,7 +3,7 @@
  *
  *   npm run schema:print                        the repository's files, in schema/:
  *     schema/base.graphql  platform kinds (roles, rolebindings, users, plugins) and platform plugins (content)
- *     schema/full.graphql  plus the models of the example plugins in plugins/
+ *     schema/full.graphql  plus the models and custom GraphQL fields of the example plugins in plugins/
  *   npm run schema:print -- --out <file>        only the full schema, to <file> (`-`: standard output)
  *   SVC_PLUGINS_DIR=<dir> npm run schema:print -- --out <file>
  *                                               the platform plus the plugins of <dir>; --out is
@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
+import type { SchemaExtension } from '../src/graphql/build-schema.js';
 import { buildGatewaySchema } from '../src/graphql/index.js';
 import type { ModelEntry } from '../src/operations/index.js';
 import { discoverPlugins } from '../src/plugins/loader.js';
@@ -47,22 +48,25 @@ export async function platformModels(): Promise<Model[]> {
   return [...kinds, ...platformPlugins];
 }
 
-export async function pluginModels(pluginsDir = REPO_PLUGINS): Promise<Model[]> {
-  const plugins = await discoverPlugins(pluginsDir);
-  return plugins
-    .filter((p) => p.manifest.enabled)
-    .flatMap((p) => p.models.map((decl) => compileModel(decl, { plugin: p.manifest.name })));
+/** The models and custom GraphQL fields of the enabled plugins of a folder. */
+export async function pluginParts(pluginsDir = REPO_PLUGINS): Promise<{ models: Model[]; extensions: SchemaExtension[] }> {
+  const plugins = (await discoverPlugins(pluginsDir)).filter((p) => p.manifest.enabled);
+  return {
+    models: plugins.flatMap((p) => p.models.map((decl) => compileModel(decl, { plugin: p.manifest.name }))),
+    extensions: plugins.flatMap((p) => (p.graphql ? [{ plugin: p.manifest.name, extension: p.graphql }] : [])),
+  };
 }
 
-export function printModels(models: Model[]): string {
+export function printModels(models: Model[], extensions: SchemaExtension[] = []): string {
   const entries: ModelEntry[] = models.map((model) => ({ model, store: noStore }));
-  return HEADER + printSchemaWithDirectives(buildGatewaySchema(entries)) + '\n';
+  return HEADER + printSchemaWithDirectives(buildGatewaySchema(entries, { extensions: () => extensions })) + '\n';
 }
 
 /** The text both files should have, for the plugins of `pluginsDir` (default: the repository's). */
 export async function renderSchemas(pluginsDir = REPO_PLUGINS): Promise<{ base: string; full: string }> {
   const base = await platformModels();
-  return { base: printModels(base), full: printModels([...base, ...(await pluginModels(pluginsDir))]) };
+  const { models, extensions } = await pluginParts(pluginsDir);
+  return { base: printModels(base), full: printModels([...base, ...models], extensions) };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

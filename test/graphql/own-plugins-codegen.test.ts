@@ -36,8 +36,15 @@ spec:
       indexes:
         - { name: spec.size, path: spec.size }
 `;
-// A model declared in code counts too.
-const GADGETS = `export default { models: [{ group: 'acme.example.org', version: 'v1', kind: 'Gadget', schema: { properties: { spec: { type: 'object', properties: { label: { type: 'string' } } } } } }] };\n`;
+// A model declared in code counts too, and so do custom GraphQL fields.
+const GADGETS = `export default {
+  models: [{ group: 'acme.example.org', version: 'v1', kind: 'Gadget', schema: { properties: { spec: { type: 'object', properties: { label: { type: 'string' } } } } } }],
+  graphql: {
+    typeDefs: 'extend type Query { widgetCount: Int! @auth(verb: "list", resource: "widgets", group: "acme.example.org", version: "v1") }',
+    resolvers: { Query: { widgetCount: () => 0 } },
+  },
+};
+`;
 
 const WIDGET_QUERY = `query Widgets($size: [String!]) {
   acmeExampleOrg_v1_widgets(fieldSelector: $size) { total items { metadata { name } spec { size color } } }
@@ -115,6 +122,7 @@ describe('schema:print and codegen over SVC_PLUGINS_DIR', () => {
     expect(schema).toContain('type AcmeExampleOrgV1Widget');
     expect(schema).toContain('type AcmeExampleOrgV1Gadget');
     expect(schema).toContain('acmeExampleOrg_v1_widgets(');
+    expect(schema).toContain('widgetCount: Int! @auth(verb: "list", resource: "widgets", group: "acme.example.org", version: "v1")');
     expect(schema).toContain('type CoreV1alpha1Role'); // the platform
     expect(schema).not.toContain('PeopleExampleCom'); // the repository's example plugins
     expect(await repoOutputs()).toEqual(before);
