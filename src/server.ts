@@ -223,7 +223,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const hooks = new Map<unknown, KindHooks>([
     [ROLE, { admit: roleAdmission(rbac), changed: securityChanged }],
     [ROLE_BINDING, { admit: bindingAdmission(rbac), changed: securityChanged }],
-    [USER, { ...userHooks(securityChanged), admit: userAdmission(rbac) }],
+    [USER, { ...userHooks(securityChanged), admit: userAdmission(rbac, config.adminUsername) }],
   ]);
   for (const { decl, opts } of PLATFORM_MODELS) await registry.register(decl, { ...opts, hooks: hooks.get(decl) });
   await ensureBuiltinRoles(registry);
@@ -238,6 +238,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     routes: pluginRoutes,
     log,
     pluginsDir: config.pluginsDir,
+    rbac,
     onGraphQLChange: () => graphql.invalidate(),
     checkGraphQL: (plugin, extension) => graphql.checkExtension({ plugin, extension }),
   });

@@ -125,6 +125,20 @@ function sharedComponents(): { schemas: Json; responses: Json; parameters: Json;
     sort: repeatable('sort', '`field,asc|desc` on an indexed field; repeatable. Default `metadata.creationTimestamp,desc` then `metadata.name,asc`.'),
     labelSelector: repeatable('labelSelector', 'Label terms (`k=v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`), comma-separated; repeatable, all ANDed.'),
     fieldSelector: repeatable('fieldSelector', 'Terms on indexed fields (`name` means metadata.name), comma-separated; repeatable, all ANDed.'),
+    limit: {
+      name: 'limit',
+      in: 'query',
+      required: false,
+      description: 'Asks for a keyset page of at most this many objects (1–1000), answered as `{items, resourceVersion, continue}`; not with page or size. Its cost does not grow with its depth.',
+      schema: { type: 'integer', minimum: 1, maximum: 1000 },
+    },
+    continue: {
+      name: 'continue',
+      in: 'query',
+      required: false,
+      description: 'With limit: the `continue` token of the previous keyset page. Bound to the sort and selectors it was issued for (another one, or an altered token, is a 400).',
+      schema: { type: 'string' },
+    },
     watch: {
       name: 'watch',
       in: 'query',
@@ -214,9 +228,15 @@ function modelSchemas(model: Model): Json {
   for (const [name, schema] of Object.entries(defs)) out[defName(type, name)] = schema;
   out[`${type}List`] = {
     type: 'object',
-    description: `A page of ${model.plural}.`,
-    required: ['page', 'size', 'total', 'totalPages', 'first', 'last', 'hasNext', 'hasPrevious', 'items'],
+    // One schema for both answers, so a client generated from it types either (and code written
+    // for numbered pages keeps compiling): which fields are present depends on the parameters.
+    description:
+      `A page of ${model.plural}. Numbered pages (page/size, or neither) carry page, size, total, totalPages, first, last, ` +
+      'hasNext and hasPrevious; keyset pages (limit/continue) carry continue and, when known, remainingItemCount instead.',
+    required: ['items', 'resourceVersion'],
     properties: {
+      continue: { type: 'string', description: 'Keyset pages: token of the next page (pass it as `continue` with the same sort and selectors); "" on the last page.' },
+      remainingItemCount: { type: 'integer', description: 'Keyset pages: how many matches follow this page, when known (exact when present).' },
       page: { type: 'integer' },
       size: { type: 'integer' },
       total: { type: 'integer' },
@@ -294,9 +314,9 @@ export function buildDocument(input: DocumentInput): Json {
       get: {
         operationId: op('list', P),
         summary: `List ${model.plural}`,
-        description: 'Answered from indexes. With `watch=true` (or as a WebSocket upgrade) the request becomes a watch.',
+        description: 'Answered from indexes. With `limit` (and `continue`) a keyset page; with `page`/`size` a numbered page with its total. With `watch=true` (or as a WebSocket upgrade) the request becomes a watch.',
         tags: [tag],
-        parameters: params('page', 'size', 'sort', 'labelSelector', 'fieldSelector', 'watch', 'resourceVersion', 'allowWatchBookmarks', 'timeoutSeconds'),
+        parameters: params('page', 'size', 'limit', 'continue', 'sort', 'labelSelector', 'fieldSelector', 'watch', 'resourceVersion', 'allowWatchBookmarks', 'timeoutSeconds'),
         responses: { '200': { description: `A page of ${model.plural}.`, content: list }, ...errors(...READ_ERRORS) },
       },
       post: {

@@ -28,6 +28,7 @@ import type { Model } from '../registry/model.js';
 import { applyAuthDirective, authDirective, authExtensions, type AuthSpec } from './auth-directive.js';
 import type { GraphQLContext } from './context.js';
 import { buildModelTypes, type ModelTypes } from './json-schema-types.js';
+import { CONNECTION_SHARED_TYPES, connectionField, connectionFieldName, connectionTypeNames } from './connections.js';
 import { describeModel, GRAPHQL_NAME, modelNames, rootFieldNames, type ModelNames } from './naming.js';
 import { canIResolver, meResolver, modelResolvers, type CallerDescription } from './resolvers.js';
 import { JSONScalar, MeType, ObjectMetaInputType, ObjectMetaType, SHARED_TYPE_NAMES, WatchEventTypeEnum } from './shared-types.js';
@@ -86,8 +87,8 @@ function inventory(model: Model): { fields: string[]; types: string[] } {
       throw new SchemaNameClash(`${describeModel(model)}: "${name}" is not a valid GraphQL name`);
     }
   }
-  const fields = roots.map((f) => `${f.root}.${f.name}`);
-  const types = [...buildModelTypes(model).namedTypes().map((t) => t.name), names.list, names.watchEvent];
+  const fields = [...roots.map((f) => `${f.root}.${f.name}`), `Query.${connectionFieldName(names.queries.list)}`];
+  const types = [...buildModelTypes(model).namedTypes().map((t) => t.name), names.list, names.watchEvent, ...connectionTypeNames(model)];
   return { fields, types };
 }
 
@@ -206,7 +207,7 @@ export function buildGatewaySchema(entries: readonly ModelEntry[], opts: BuildOp
   };
   const mutation: Fields = {};
   const subscription: Fields = {};
-  const extraTypes: GraphQLNamedType[] = [JSONScalar, ObjectMetaType, ObjectMetaInputType, WatchEventTypeEnum];
+  const extraTypes: GraphQLNamedType[] = [JSONScalar, ObjectMetaType, ObjectMetaInputType, WatchEventTypeEnum, ...CONNECTION_SHARED_TYPES];
 
   for (const entry of sorted) {
     const { model } = entry;
@@ -238,6 +239,7 @@ export function buildGatewaySchema(entries: readonly ModelEntry[], opts: BuildOp
       resolve: r.list,
       ...authFor(model, 'list'),
     };
+    query[connectionFieldName(names.queries.list)] = { ...connectionField(entry, T).field, ...authFor(model, 'list') };
     mutation[names.mutations.create] = {
       type: nonNull(T),
       description: `Creates a ${kind}.`,

@@ -7,6 +7,8 @@
 export type { OperationContext, ModelEntry, ListResult, PatchType, WatchOptions, WatchEvent } from './types.js';
 export { getObject } from './get.js';
 export { listObjects } from './list.js';
+export { listKeysetPage, listConnection } from './list-page.js';
+export type { ConnectionArgs, ConnectionResult, KeysetListResult } from './list-page.js';
 export { createObject } from './create.js';
 export { updateObject } from './update.js';
 export { patchObject } from './patch.js';

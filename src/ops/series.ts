@@ -2,7 +2,7 @@
  * Counters and histograms whose series are plain numbers, for the metrics every request
  * touches (ops/metrics.ts). prom-client's `Counter.inc` and `Histogram.observe` check the label
  * names and hash the label set on every call, which cost about 17 µs of a 100 µs REST get
- * (bench/RESULTS.md, "Metrics on the request path"). Here an observation is one Map lookup by
+ * (bench/RESULTS.md at bc5cbff, "Metrics on the request path"). Here an observation is one Map lookup by
  * a key the caller builds from its label values, and a few additions.
  *
  * prom-client still serves them: each one is registered in the gateway's registry and answers

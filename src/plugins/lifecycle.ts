@@ -12,12 +12,21 @@
  * already taken and leaves the plugin FAILED; the gateway and the other plugins keep running.
  * Stop reverses it: `stop`, bundle objects deleted, routes and fields gone, models unregistered
  * (their stored objects stay) → STOPPED.
+ *
+ * Bundle objects are written as the system, so the user who starts a plugin answers for its role
+ * templates (docs/API.md §6): a Plugin write by a user that would start the plugin is refused
+ * (403, nothing changes) when a template grants, beyond the plugin's own groups and UI
+ * permissions or to every caller, what the user does not hold (`admitPluginWrite`). Plugins the
+ * gateway starts itself (found in the folder at boot, enabled by the operator) are not checked.
  */
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { toApiError } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import { isPlainObject, type ApiObject } from '../store/object.js';
+import { checkBundleRoles, type BundleRole } from '../rbac/admission.js';
+import type { RbacAuthorizer } from '../rbac/rbac-authorizer.js';
+import type { AdmissionRequest } from '../registry/hooks.js';
 import type { ModelEntry, Registry } from '../registry/registry.js';
 import { readBundle, type BundleDocument } from './bundle.js';
 import { codeEntry, loadCode, type PluginCode } from './code-loader.js';
@@ -28,7 +37,7 @@ import { PluginError, readManifest, type ConsoleRoute, type PluginManifest } fro
 import { createModelClient, privilegedContext } from './model-client.js';
 import type { PluginContext } from './plugin-context.js';
 import { PLUGIN_KIND, PLUGIN_KIND_OPTIONS, type PluginPhase, type PluginStatus } from './plugin-kind.js';
-import { checkBundleObject, checkModelGroup, checkRoute, describeSource, PLUGIN_NAME_LABEL, routeGroups } from './rules.js';
+import { checkBundleObject, checkModelGroup, checkRoute, describeSource, PLUGIN_NAME_LABEL, pluginScope, routeGroups } from './rules.js';
 import { relativeToPlugin } from './reasons.js';
 
 /** How often, at most, index-build progress is written to the Plugin object. */
@@ -39,6 +48,8 @@ export interface LifecycleOptions {
   routes: PluginRouteTable;
   log: Logger;
   pluginsDir: string;
+  /** Checks a user's enabling of a plugin against its role templates. */
+  rbac: RbacAuthorizer;
   /** Told when the set of GraphQL extensions changes. */
   onGraphQLChange?: () => void;
   /** Throws when a plugin's GraphQL extension cannot join the schema (e.g. a field without @auth). */
@@ -108,7 +119,7 @@ export class PluginController {
   /** Registers the Plugin kind, finds the plugins, starts the enabled ones in `requires` order. */
   async boot(): Promise<void> {
     const { registry, log } = this.opts;
-    this.entry = await registry.register(PLUGIN_KIND, PLUGIN_KIND_OPTIONS);
+    this.entry = await registry.register(PLUGIN_KIND, { ...PLUGIN_KIND_OPTIONS, hooks: { admit: (req) => this.admitPluginWrite(req) } });
     for (const source of await findPluginDirs(this.opts.pluginsDir)) {
       const file = join(source.dir, 'plugin.yaml');
       let manifest: PluginManifest | undefined;
@@ -181,6 +192,44 @@ export class PluginController {
     } else if (!enabled && obj) {
       await this.setStatus(rt, { phase: 'STOPPED' });
     }
+  }
+
+  /**
+   * A user's Plugin write that would start the plugin (enabled, and before it was disabled or the
+   * plugin is not running here) needs them to hold what its role templates grant beyond the
+   * plugin (checkBundleRoles). A plugin that cannot be read is let through: its start fails with
+   * the reason, as for any other caller.
+   */
+  private async admitPluginWrite(req: AdmissionRequest): Promise<void> {
+    if (req.caller.via === 'system' || req.subresource || !req.object) return;
+    const rt = this.plugins.get(req.object.metadata.name);
+    const enabled = (o: ApiObject | undefined) => !!o && (o.spec as { enabled?: boolean } | undefined)?.enabled !== false;
+    if (!rt || rt.broken || !enabled(req.object)) return;
+    if (req.old && JSON.stringify(req.old.spec ?? {}) === JSON.stringify(req.object.spec ?? {})) return; // reconcile acts on spec changes only
+    if (enabled(req.old) && rt.running) return;
+    let templates: BundleRole[];
+    let groups: Set<string>;
+    try {
+      ({ templates, groups } = await this.readTemplates(rt));
+    } catch (e) {
+      if (e instanceof PluginError) return;
+      throw e;
+    }
+    await checkBundleRoles(this.opts.rbac, req.caller, `enable plugin "${rt.name}"`, templates, pluginScope(rt.name, groups));
+  }
+
+  /** The role templates of a plugin's bundle as start would write them, and the groups it owns. */
+  private async readTemplates(rt: Runtime): Promise<{ templates: BundleRole[]; groups: Set<string> }> {
+    const manifest = await readManifest(join(rt.source.dir, 'plugin.yaml'));
+    const code = await loadCode(rt.source.dir);
+    const groups = routeGroups([...manifest.models, ...(code?.models ?? [])].map((m) => m.group));
+    const templates: BundleRole[] = [];
+    for (const doc of await readBundle(rt.source.dir)) {
+      if (doc.object.apiVersion !== 'v1alpha1' || doc.object.kind !== 'Role') continue;
+      checkBundleObject(rt.name, doc.object, true, doc.source);
+      templates.push({ object: this.bundleBody(rt, doc) as unknown as ApiObject, where: describeSource(doc.source) });
+    }
+    return { templates, groups };
   }
 
   /** Plugins ordered so that each comes after those it requires (cycles keep file order). */
@@ -400,10 +449,8 @@ export class PluginController {
   /** Creates the object, or overwrites the stored one (keeping its version for the lock). */
   private async writeBundleObject(rt: Runtime, doc: BundleDocument, entry: ModelEntry): Promise<void> {
     const ctx = privilegedContext(rt.name);
-    const meta = doc.object.metadata as Record<string, unknown>;
-    const name = meta.name as string;
-    const labels = { ...(isPlainObject(meta.labels) ? meta.labels : {}), [PLUGIN_NAME_LABEL]: rt.name };
-    const body = { ...doc.object, metadata: { ...meta, labels } };
+    const name = (doc.object.metadata as Record<string, unknown>).name as string;
+    const body = this.bundleBody(rt, doc);
     try {
       const existing = await entry.store.get(name);
       if (existing) {
@@ -422,6 +469,13 @@ export class PluginController {
       const detail = fields?.length ? `${err.message}: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}` : err.message;
       throw new PluginError(`${describeSource(doc.source)}: ${doc.object.kind} "${name}" refused: ${detail}`);
     }
+  }
+
+  /** A bundle document as written: labelled with its plugin. */
+  private bundleBody(rt: Runtime, doc: BundleDocument): Record<string, unknown> & { metadata: Record<string, unknown> } {
+    const meta = doc.object.metadata as Record<string, unknown>;
+    const labels = { ...(isPlainObject(meta.labels) ? meta.labels : {}), [PLUGIN_NAME_LABEL]: rt.name };
+    return { ...doc.object, metadata: { ...meta, labels } };
   }
 
   private async deleteBundleObjects(rt: Runtime): Promise<void> {

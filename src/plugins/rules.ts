@@ -3,6 +3,8 @@
  * refusal throws PluginError with a message naming the plugin and, for bundle documents, the
  * file and the document's index.
  */
+import type { PluginScope } from '../rbac/admission.js';
+import type { PolicyRule } from '../rbac/match.js';
 import { checkObjectName, checkPluginKey, isDnsSubdomain } from '../registry/metadata.js';
 import { isPlainObject } from '../store/object.js';
 import { PluginError } from './manifest.js';
@@ -71,6 +73,21 @@ export function routeGroups(ownedGroups: Iterable<string>): Set<string> {
   const out = new Set<string>();
   for (const g of ownedGroups) for (const p of ['', 'console.api.', 'uc.api.', 'api.']) out.add(`${p}${g}`);
   return out;
+}
+
+/**
+ * What a plugin's role templates may grant without the enabling user holding it (docs/API.md §6):
+ * resource rules on the groups it owns (`groups`, from routeGroups) and non-resource rules below
+ * `/apis/<owned group>`, and UI permissions `plugin:<name>:…`. Anything else (another group, `*`,
+ * a path elsewhere, `system:…` UI permissions) reaches beyond the plugin.
+ */
+export function pluginScope(plugin: string, groups: ReadonlySet<string>): PluginScope {
+  const ownPath = (url: string) => [...groups].some((g) => url === `/apis/${g}` || url.startsWith(`/apis/${g}/`));
+  return {
+    ruleInside: (rule: PolicyRule) =>
+      (rule.nonResourceURLs ?? []).every(ownPath) && (rule.apiGroups ?? []).every((g) => groups.has(g)),
+    uiInside: (permission: string) => permission.startsWith(`plugin:${plugin}:`),
+  };
 }
 
 const ROUTE_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);

@@ -11,7 +11,8 @@
  * Labels are matched through their `metadata.labels` index values (`k` and `k=v`), the same
  * mapping query/plan.ts uses, so a selector means the same thing in a list and in a watch.
  */
-import type { IndexRequirement } from '../store/types.js';
+import type { IndexRequirement, RangeOp } from '../store/types.js';
+import { numericValue } from '../store/numeric.js';
 import type { Requirement } from './types.js';
 
 export const LABELS_INDEX = 'metadata.labels';
@@ -33,12 +34,14 @@ export function labelRequirementToIndex(r: Requirement): IndexRequirement {
       return { index: LABELS_INDEX, op: 'in', values: [r.key] };
     case 'notexists':
       return { index: LABELS_INDEX, op: 'notin', values: [r.key] };
+    default:
+      throw new Error(`a label requirement has no "${r.op}"`);
   }
 }
 
 /** A field requirement as a condition on the index of the same name (1:1). */
 export function fieldRequirementToIndex(r: Requirement): IndexRequirement {
-  return { index: r.key, op: r.op, values: r.op === 'in' || r.op === 'notin' ? [...r.values] : [] };
+  return { index: r.key, op: r.op, values: r.op === 'exists' || r.op === 'notexists' ? [] : [...r.values] };
 }
 
 /** Whether an object whose index holds `values` satisfies `req`. */
@@ -52,7 +55,24 @@ export function matchesIndexRequirement(values: readonly string[], req: IndexReq
       return values.length > 0;
     case 'notexists':
       return values.length === 0;
+    default:
+      return values.some((v) => inRange(v, req.op as RangeOp, req.values[0], req.numeric === true));
   }
+}
+
+/** MongoDB and SQLite compare text by UTF-8 bytes, i.e. by code point. */
+const byCodePoint = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** Whether one index value compares with `bound` as `op` says (numbers as numbers on a numeric index). */
+function inRange(value: string, op: RangeOp, bound: string | undefined, numeric: boolean): boolean {
+  if (bound === undefined) return false;
+  let c: number;
+  if (numeric) {
+    const [a, b] = [numericValue(value), numericValue(bound)];
+    if (typeof a !== 'number' || typeof b !== 'number') return false;
+    c = a - b;
+  } else c = byCodePoint(value, bound);
+  return op === 'gt' ? c > 0 : op === 'gte' ? c >= 0 : op === 'lt' ? c < 0 : c <= 0;
 }
 
 /** Whether an object satisfies every condition; `indexValues(name)` gives its values of an index. */

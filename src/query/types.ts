@@ -4,10 +4,14 @@
  * In-memory matching with the same semantics (watch filtering): query/match.ts.
  */
 
-/** One selector term. `=`/`==`/`=(a,b)`/`in` → in; `!=`/`notin` → notin; `k` → exists; `!k` → notexists. */
+/**
+ * One selector term. `=`/`==`/`=(a,b)`/`in` → in; `!=`/`notin` → notin; `k` → exists; `!k` → notexists.
+ * The range ops (gt, gte, lt, lte: some value compares so with `values[0]`) come from typed
+ * GraphQL filters only (graphql/where.ts), on fields; planned onto the index range.
+ */
 export interface Requirement {
   key: string;
-  op: 'in' | 'notin' | 'exists' | 'notexists';
+  op: 'in' | 'notin' | 'exists' | 'notexists' | 'gt' | 'gte' | 'lt' | 'lte';
   values: string[];
 }
 
@@ -23,6 +27,9 @@ export interface ListParams {
   sort?: string[];
   labelSelector?: string[];
   fieldSelector?: string[];
+  /** Keyset pages (docs/API.md §12): page size, and the token of the page to continue from. */
+  limit?: number;
+  continue?: string;
 }
 
 /** Parsed selectors. */

@@ -57,6 +57,11 @@ const role = (
 /** Plugin objects (plugin.svc.run), which the console's plugins page reads and switches. */
 const PLUGIN_GROUP = 'plugin.svc.run';
 const READ = ['get', 'list', 'watch'];
+/**
+ * Every ordinary verb, named: a template never says `*`, so what it grants is readable, and it
+ * never holds `escalate`, `bind` or `impersonate` (docs/API.md §6 "No escalation").
+ */
+const MANAGE = [...READ, 'create', 'update', 'patch', 'delete', 'deletecollection'];
 
 /**
  * The console's built-in role templates (docs/API.md §9): a view and a manage template for users,
@@ -73,7 +78,7 @@ const SYSTEM_TEMPLATES: BuiltinRole[] = [
     ],
     { module: 'Users', ui: ['system:users:view'] },
   ),
-  role('system-users-manage', 'Manage users', [{ apiGroups: [''], resources: ['users', 'rolebindings'], verbs: ['*'] }], {
+  role('system-users-manage', 'Manage users', [{ apiGroups: [''], resources: ['users', 'rolebindings'], verbs: MANAGE }], {
     module: 'Users',
     dependencies: ['system-users-view'],
     ui: ['system:users:manage'],
@@ -82,7 +87,7 @@ const SYSTEM_TEMPLATES: BuiltinRole[] = [
     module: 'Roles',
     ui: ['system:roles:view'],
   }),
-  role('system-roles-manage', 'Manage roles', [{ apiGroups: [''], resources: ['roles'], verbs: ['*'] }], {
+  role('system-roles-manage', 'Manage roles', [{ apiGroups: [''], resources: ['roles'], verbs: MANAGE }], {
     module: 'Roles',
     dependencies: ['system-roles-view'],
     ui: ['system:roles:manage'],
@@ -91,7 +96,7 @@ const SYSTEM_TEMPLATES: BuiltinRole[] = [
     module: 'Plugins',
     ui: ['system:plugins:view'],
   }),
-  role('system-plugins-manage', 'Manage plugins', [{ apiGroups: [PLUGIN_GROUP], resources: ['plugins'], verbs: ['*'] }], {
+  role('system-plugins-manage', 'Manage plugins', [{ apiGroups: [PLUGIN_GROUP], resources: ['plugins'], verbs: MANAGE }], {
     module: 'Plugins',
     dependencies: ['system-plugins-view'],
     ui: ['system:plugins:manage'],
@@ -110,6 +115,8 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
     [
       { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
       { nonResourceURLs: ['*'], verbs: ['*'] },
+      // `*` does not grant these (match.ts ESCALATION_VERBS); only this role names them.
+      { apiGroups: ['*'], resources: ['*'], verbs: ['bind', 'escalate', 'impersonate'] },
     ],
     { ui: ['*', ...SYSTEM_UI_PERMISSIONS] },
   ),

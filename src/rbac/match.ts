@@ -2,7 +2,9 @@
  * Rule matching, exactly as docs/API.md §6 (k8s plugin/pkg/auth/authorizer/rbac/rbac.go RuleAllows).
  *
  * A resource rule allows a resource request when all of these match:
- *   - verbs: the verb, or `*`;
+ *   - verbs: the verb, or `*`; but `*` never grants `escalate`, `bind` or `impersonate`
+ *     (ESCALATION_VERBS): they lift the no-escalation checks of admission.ts, so a rule must name
+ *     them (super-role does; a `*` written for "manage everything" must not hand them out);
  *   - apiGroups: the group, or `*`;
  *   - resources: `plural` (the resource itself, no subresource), `plural/sub`, `*` (everything,
  *     subresources included), `* /sub` (that subresource of any resource), or
@@ -36,10 +38,19 @@ export interface MatchRequest {
 /** Verbs a resourceNames rule can never grant: they do not address one named object. */
 export const COLLECTION_VERBS: ReadonlySet<string> = new Set(['create', 'list', 'watch', 'deletecollection']);
 
+/** Verbs `*` does not grant: each lifts a no-escalation check (docs/API.md §6), so it must be named. */
+export const ESCALATION_VERBS: ReadonlySet<string> = new Set(['escalate', 'bind', 'impersonate']);
+
 const has = (list: readonly string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
 
+/** Does a verbs list grant `verb`? `verb` may itself be `*` (all ordinary verbs), as in a rule being checked. */
+export function verbsGrant(verbs: readonly string[] | undefined, verb: string): boolean {
+  if (!verbs) return false;
+  return verbs.includes(verb) || (verbs.includes('*') && !ESCALATION_VERBS.has(verb));
+}
+
 export function verbMatches(rule: PolicyRule, verb: string): boolean {
-  return has(rule.verbs, verb);
+  return verbsGrant(rule.verbs, verb);
 }
 
 export function resourceMatches(entry: string, req: Pick<MatchRequest, 'resource' | 'subresource' | 'plugin'>): boolean {

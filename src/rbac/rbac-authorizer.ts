@@ -19,6 +19,7 @@ import {
   annotationList,
   ANNOTATION_UI_PERMISSIONS,
   directRoles,
+  overlaySource,
   resolveRoles,
   SUPER_ROLE,
   type ResolvedRoles,
@@ -116,8 +117,13 @@ export class RbacAuthorizer implements Authorizer {
 
   /** What one role grants after its own dependencies and aggregation; `candidate` replaces the stored object. */
   resolveRole(name: string, candidate?: ApiObject): Promise<ResolvedRoles> {
+    return this.resolveWith([name], candidate ? [candidate] : []);
+  }
+
+  /** What the roles `start` grant to a fixpoint, with `candidates` written over the stored roles. */
+  resolveWith(start: readonly string[], candidates: readonly ApiObject[]): Promise<ResolvedRoles> {
     this.fresh();
-    return guard(resolveRoles(this.source, [name], candidate));
+    return guard(resolveRoles(overlaySource(this.source, candidates), start));
   }
 
   /** `{roles, uiPermissions}` of a caller (the permissions endpoint and GraphQL `me`). */

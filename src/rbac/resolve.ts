@@ -62,35 +62,41 @@ export async function directRoles(source: RoleSource, caller: Caller): Promise<s
 }
 
 /**
- * Resolves `start` to a fixpoint. `override` replaces (or adds) one role object, so admission
- * can resolve a role as it would be after a write.
+ * `base` with `extra` roles written over it (by name), as they would be after a write: admission
+ * resolves a role being written, or a plugin bundle's templates, before they are stored.
  */
-export async function resolveRoles(source: RoleSource, start: readonly string[], override?: ApiObject): Promise<ResolvedRoles> {
+export function overlaySource(base: RoleSource, extra: readonly ApiObject[]): RoleSource {
+  if (extra.length === 0) return base;
+  const byName = new Map(extra.map((r) => [r.metadata.name, r]));
+  return {
+    role: async (name) => byName.get(name) ?? (await base.role(name)),
+    aggregatedInto: async (name) => [
+      ...(await base.aggregatedInto(name)).filter((r) => !byName.has(r.metadata.name)),
+      ...extra.filter((r) => r.metadata.labels?.[aggregateLabel(name)] === 'true'),
+    ],
+    boundRoles: (username) => base.boundRoles(username),
+  };
+}
+
+/** Resolves `start` to a fixpoint; `override` replaces (or adds) one role object (see overlaySource). */
+export async function resolveRoles(base: RoleSource, start: readonly string[], override?: ApiObject): Promise<ResolvedRoles> {
+  const source = override ? overlaySource(base, [override]) : base;
   const seen = new Set<string>();
   const roles: string[] = [];
   const rules: PolicyRule[] = [];
   const ui = new Set<string>();
   const queue = [...start];
-  const lookup = async (name: string) => (override && override.metadata.name === name ? override : await source.role(name));
   while (queue.length) {
     const name = queue.shift()!;
     if (seen.has(name)) continue;
     seen.add(name);
-    const role = await lookup(name);
+    const role = await source.role(name);
     if (!role || role.metadata.deletionTimestamp) continue;
     roles.push(name);
     rules.push(...rulesOf(role));
     for (const p of annotationList(role, ANNOTATION_UI_PERMISSIONS)) ui.add(p);
     for (const dep of annotationList(role, ANNOTATION_DEPENDENCIES)) if (!seen.has(dep)) queue.push(dep);
-    const aggregated = await source.aggregatedInto(name);
-    if (override && override.metadata.labels?.[aggregateLabel(name)] === 'true' && !aggregated.some((r) => r.metadata.name === override.metadata.name)) {
-      aggregated.push(override);
-    }
-    for (const t of aggregated) {
-      const tn = t.metadata.name;
-      if (override && tn === override.metadata.name && override.metadata.labels?.[aggregateLabel(name)] !== 'true') continue;
-      if (!seen.has(tn)) queue.push(tn);
-    }
+    for (const t of await source.aggregatedInto(name)) if (!seen.has(t.metadata.name)) queue.push(t.metadata.name);
   }
   return { roles, rules, uiPermissions: [...ui] };
 }

@@ -11,7 +11,10 @@ export const LIST_PARAMS = ['page', 'size', 'sort', 'labelSelector', 'fieldSelec
 /** The watch parameters (accepted on a collection GET, where `watch=true` turns a list into a watch). */
 export const WATCH_PARAMS = ['watch', 'resourceVersion', 'allowWatchBookmarks', 'timeoutSeconds'] as const;
 
-export const COLLECTION_GET_PARAMS: ReadonlySet<string> = new Set([...LIST_PARAMS, ...WATCH_PARAMS]);
+/** Keyset pages (docs/API.md §12), on a collection GET only. */
+export const KEYSET_PARAMS = ['limit', 'continue'] as const;
+
+export const COLLECTION_GET_PARAMS: ReadonlySet<string> = new Set([...LIST_PARAMS, ...KEYSET_PARAMS, ...WATCH_PARAMS]);
 export const DELETECOLLECTION_PARAMS: ReadonlySet<string> = new Set(LIST_PARAMS);
 /** GraphQL over HTTP's GET parameters (a POST carries them in its body). */
 export const GRAPHQL_PARAMS: ReadonlySet<string> = new Set(['query', 'operationName', 'variables', 'extensions']);

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MethodNotAllowed, NotFound } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import { parsePositiveInt } from '../query/plan.js';
+import { parseLimit } from '../query/cursor.js';
 import type { ListParams } from '../query/types.js';
 import type { ModelEntry, OperationContext } from '../operations/types.js';
 import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
@@ -23,6 +24,8 @@ export function listParams(query: URLSearchParams): ListParams {
     sort: query.getAll('sort'),
     labelSelector: query.getAll('labelSelector'),
     fieldSelector: query.getAll('fieldSelector'),
+    ...(query.has('limit') && { limit: parseLimit('limit', query.get('limit')) }),
+    ...(query.has('continue') && { continue: query.get('continue')! }),
   };
 }
 
@@ -64,7 +67,10 @@ export async function handleResource(
           const prepared = await ops.prepareWatch(ctx, entry, watchOptions(url));
           return streamWatch(ctx.watches!, req, res, prepared);
         }
-        return sendJson(res, 200, await ops.listObjects(ctx, entry, listParams(url.searchParams)));
+        const params = listParams(url.searchParams);
+        // `limit` (and `continue`) ask for a keyset page (docs/API.md §12)
+        if (params.limit !== undefined || params.continue !== undefined) return sendJson(res, 200, await ops.listKeysetPage(ctx, entry, params));
+        return sendJson(res, 200, await ops.listObjects(ctx, entry, params));
       }
       case 'POST': {
         const created = await ops.createObject(ctx, entry, await readJson(req));

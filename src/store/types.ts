@@ -68,12 +68,24 @@ export interface StorageModel {
  *  - notin:     no value of the object is in `values` (objects without values match)
  *  - exists:    the object has at least one value
  *  - notexists: the object has no value
+ *  - gt, gte, lt, lte: some value of the object compares so with `values[0]` (objects without
+ *    values never match). On a numeric index (IndexDescriptor.numeric) numbers compare as numbers
+ *    and a value that is not a number never matches; on any other index text compares by code
+ *    point (index order).
  */
 export interface IndexRequirement {
   index: string;
-  op: 'in' | 'notin' | 'exists' | 'notexists';
+  op: 'in' | 'notin' | 'exists' | 'notexists' | RangeOp;
   values: string[];
+  /**
+   * The index is numeric: set by the planner for in-memory matching (query/match.ts) of range
+   * requirements; adapters know their numeric indexes themselves.
+   */
+  numeric?: boolean;
 }
+
+export type RangeOp = 'gt' | 'gte' | 'lt' | 'lte';
+export const isRangeOp = (op: string): op is RangeOp => op === 'gt' || op === 'gte' || op === 'lt' || op === 'lte';
 
 /**
  * Sort on an index. Multi-valued indexes sort by their smallest value in both directions.
@@ -98,6 +110,37 @@ export interface StoreListResult {
   items: ApiObject[];
   /** Number of matches of `where`, ignoring offset/limit. */
   total: number;
+}
+
+/**
+ * One sort value of an object: the value its index sorts it by (the smallest value of a
+ * multi-valued index; a number for a numeric index's numbers), or null when it has none.
+ * Order: null, then numbers (numerically), then text (by code point); a descending term
+ * reverses it, so objects without a value come first ascending and last descending.
+ */
+export type SortValue = string | number | null;
+/**
+ * A position in a sort order: an object's sort values, one per term of the query's sort up to
+ * and including `metadata.name` (store/keyset.ts keysetTerms), which makes it unique.
+ */
+export type SortKey = SortValue[];
+
+/** A keyset page (docs/API.md §12): the first `limit` matches strictly after `after`. */
+export interface KeysetQuery {
+  where: IndexRequirement[];
+  /** As in StoreQuery (ends with metadata.name). */
+  sort: SortTerm[];
+  limit: number;
+  /** The key of the last object of the previous page (absent: from the start). */
+  after?: SortKey;
+}
+
+export interface KeysetPage {
+  items: ApiObject[];
+  /** Each item's key (keysetTerms of the query's sort), to continue after it. */
+  keys: SortKey[];
+  /** Whether a match follows the last item. */
+  more: boolean;
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -185,6 +228,12 @@ export interface ModelStore {
    */
   remove(name: string, expectedVersion: number, final?: ApiObject): Promise<void>;
   list(query: StoreQuery): Promise<StoreListResult>;
+  /**
+   * A keyset page: read from the index at `after`'s position on (limit + 1 objects at most), so
+   * its cost does not grow with how many objects come before it. Objects lacking a sort value
+   * are placed where `list` places them. No total is computed.
+   */
+  page(query: KeysetQuery): Promise<KeysetPage>;
   /**
    * The change-feed position now: every change at or before it is readable from the feed, and a
    * list read after this call reflects every change at or before it.

@@ -14,7 +14,7 @@
  * `server_no_context_takeover` was agreed, so a reference into an earlier message of the batch
  * resolves against bytes the client has just inflated. No reference reaches before the batch,
  * so what a socket received earlier does not matter. Watch events of one model share most of
- * their text, so a message shrinks to ~10 % of its size (bench/RESULTS.md "Watch").
+ * their text, so a message shrinks to ~10 % of its size (bench/RESULTS.md at bc5cbff, "Watch").
  *
  * The compressor is pako's zlib port, one stream per gateway (its WatchHub's FrameEncoder), reset for each batch and
  * writing into one reused output buffer. Node's zlib has no synchronous call that keeps a

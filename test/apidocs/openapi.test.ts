@@ -142,6 +142,10 @@ describe.each(STORES)('OpenAPI documents (%s)', (kind) => {
     const byName = Object.fromEntries(params.map((p: any) => [p.name, p]));
     expect(byName.page.schema.type).toBe('integer');
     expect(byName.size.schema.type).toBe('integer');
+    // keyset pages (docs/API.md §12)
+    expect(byName.limit).toMatchObject({ in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } });
+    expect(byName.continue).toMatchObject({ in: 'query', schema: { type: 'string' } });
+    expect(Object.keys(doc.components.schemas[`${PERSON}List`].properties)).toEqual(expect.arrayContaining(['continue', 'remainingItemCount', 'total']));
     for (const repeatable of ['sort', 'labelSelector', 'fieldSelector']) {
       expect(byName[repeatable]).toMatchObject({ in: 'query', explode: true, schema: { type: 'array', items: { type: 'string' } } });
     }

@@ -10,7 +10,9 @@
  *    idempotent) and removes the data.
  */
 import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareKeys, keysetTerms } from '../../src/store/keyset.js';
 import { StoreError, type StoreErrorCode } from '../../src/store/errors.js';
 import { deliveryWindowMs } from '../../src/store/feed/index.js';
 import type {
@@ -20,6 +22,7 @@ import type {
   IndexDescriptor,
   IndexRequirement,
   ModelStore,
+  SortKey,
   SortTerm,
   StorageModel,
   Store,
@@ -616,6 +619,163 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
             }
           }
         });
+      });
+    }
+
+    // Keyset pages (docs/API.md §12), on each way spec.color may be held, with a numeric index.
+    for (const [variant, defs] of [['', [...BASE, SIZE_NUMERIC]], [' (spec.color a text index)', [...BASE_TEXT, SIZE_NUMERIC]]] as [string, IndexDef[]][]) {
+      describe(`keyset pages${variant}`, () => {
+        const model = makeModel(defs);
+        let ms: ModelStore;
+        const COLORS = ['red', 'green', 'blue'];
+        const TAGS = ['t0', 't1', 't2', 't3'];
+        const SORTABLE = ['metadata.creationTimestamp', 'spec.color', 'spec.tags', 'metadata.labels', 'spec.size', 'spec.slug'];
+        /** An object of the generated data: few distinct values, so ties and missing values abound. */
+        const objectArb = (name: string) =>
+          fc
+            .record({
+              color: fc.option(fc.constantFrom(...COLORS), { nil: undefined }),
+              tags: fc.option(fc.subarray(TAGS), { nil: undefined }),
+              size: fc.option(fc.constantFrom(-3, 0, 2.5, 7, 10, 100), { nil: undefined }),
+              app: fc.option(fc.constantFrom('web', 'db'), { nil: undefined }),
+              minute: fc.integer({ min: 0, max: 5 }),
+              slug: fc.boolean(),
+            })
+            .map((g) => {
+              const s: WidgetSpec = {};
+              if (g.color) s.color = g.color;
+              if (g.tags) s.tags = g.tags;
+              if (g.size !== undefined) s.size = g.size;
+              if (g.slug) s.slug = `slug-${name}`;
+              return widget(name, s, { labels: g.app ? { app: g.app } : {}, ts: `2024-01-01T00:0${g.minute}:00Z` });
+            });
+        const whereArb = fc.constantFrom<IndexRequirement[]>(
+          [],
+          [req('metadata.labels', 'in', ['app=web'])],
+          [req('metadata.labels', 'notin', ['app=web'])],
+          [req('spec.color', 'in', ['red', 'blue'])],
+          [req('spec.color', 'notexists')],
+          [req('spec.tags', 'in', ['t1']), req('metadata.labels', 'in', ['app'])],
+          [req('spec.size', 'gte', ['2.5'])],
+          [req('spec.size', 'lt', ['10']), req('spec.color', 'exists')],
+          [req('spec.color', 'gt', ['green'])],
+          [req('spec.tags', 'lte', ['t1'])],
+          [req('metadata.creationTimestamp', 'gte', ['2024-01-01T00:03:00Z'])],
+        );
+        const dirArb = fc.constantFrom<'asc' | 'desc'>('asc', 'desc');
+        /** A sort as the planner makes it: indexed fields, each once, then metadata.name (maybe earlier). */
+        const sortArb = fc
+          .tuple(fc.uniqueArray(fc.constantFrom(...SORTABLE), { maxLength: 2 }), fc.array(dirArb, { minLength: 3, maxLength: 3 }), fc.nat(2))
+          .map(([fields, dirs, nameAt]) => {
+            const terms: SortTerm[] = fields.map((index, i) => ({ index, direction: dirs[i]! }));
+            terms.splice(Math.min(nameAt, terms.length), 0, { index: 'metadata.name', direction: dirs[2]! });
+            return terms;
+          });
+
+        /** Follows `next` from the first page to the last; `between` runs after each page. */
+        async function walk(where: IndexRequirement[], sort: SortTerm[], limit: number, between?: () => Promise<void>) {
+          const pages: string[][] = [];
+          let after: SortKey | undefined;
+          for (;;) {
+            const p = await ms.page({ where, sort, limit, ...(after && { after }) });
+            expect(p.items.length).toBeLessThanOrEqual(limit);
+            expect(p.keys).toHaveLength(p.items.length);
+            pages.push(names({ items: p.items, total: 0 }));
+            if (!p.more) return { names: pages.flat(), pages };
+            expect(p.items).toHaveLength(limit);
+            const last = p.keys.at(-1)!;
+            if (after) expect(compareKeys(keysetTerms(sort), after, last)).toBeLessThan(0);
+            after = last;
+            expect(pages.length).toBeLessThan(500);
+            await between?.();
+          }
+        }
+
+        beforeAll(async () => {
+          ms = await store.model(model);
+          const data = fc.sample(
+            fc.tuple(...Array.from({ length: 60 }, (_, i) => objectArb(`k-${String(i).padStart(2, '0')}`))),
+            { numRuns: 1, seed: 7 },
+          )[0]!;
+          for (const o of data) await ms.create(o);
+        });
+
+        it('every keyset walk equals the page-mode list of the same query (property)', async () => {
+          await fc.assert(
+            fc.asyncProperty(whereArb, sortArb, fc.integer({ min: 2, max: 9 }), async (where, sort, limit) => {
+              const q = query(where, sort);
+              const want = names(await ms.list(q));
+              expect((await walk(where, q.sort, limit)).names, JSON.stringify(q)).toEqual(want);
+            }),
+            { numRuns: 25, seed: 11 },
+          );
+        }, 120_000);
+
+        it('a page after the last key is empty; a key from another position continues from there', async () => {
+          const sort: SortTerm[] = [{ index: 'spec.size', direction: 'desc' }, { index: 'metadata.name', direction: 'asc' }];
+          const all = await ms.page({ where: [], sort, limit: 1000 });
+          expect(all.more).toBe(false);
+          const end = await ms.page({ where: [], sort, limit: 5, after: all.keys.at(-1)! });
+          expect(end).toEqual({ items: [], keys: [], more: false });
+          const mid = await ms.page({ where: [], sort, limit: 3, after: all.keys[10]! });
+          expect(names({ items: mid.items, total: 0 })).toEqual(names({ items: all.items.slice(11, 14), total: 0 }));
+          // numbers as numbers: the keys of a numeric index are numbers, missing values last descending
+          const sizes = all.keys.map((k) => k[0]);
+          expect(sizes.filter((v) => v !== null).every((v) => typeof v === 'number')).toBe(true);
+          expect(sizes.indexOf(null)).toBe(sizes.filter((v) => v !== null).length);
+        });
+
+        it('a walk under concurrent writes returns every object that stayed put, once and in order (property)', async () => {
+          let n = 0;
+          await fc.assert(
+            fc.asyncProperty(
+              whereArb,
+              sortArb,
+              fc.integer({ min: 1, max: 6 }),
+              fc.array(fc.tuple(fc.constantFrom('create', 'update', 'touch', 'remove'), fc.nat(), objectArb('x')), { minLength: 1, maxLength: 12 }),
+              async (where, sort, limit, writes) => {
+                const q = query(where, sort);
+                const before = names(await ms.list(q));
+                const moved = new Set<string>();
+                let w = 0;
+                const between = async () => {
+                  // one or two writes between pages
+                  for (const _ of [0, 1]) {
+                    const next = writes[w++];
+                    if (!next) return;
+                    const [kind, at, generated] = next;
+                    // unique slugs: each object's own
+                    const withSlug = (o: ApiObject, name: string): ApiObject =>
+                      (o.spec as WidgetSpec).slug ? { ...o, spec: { ...(o.spec as WidgetSpec), slug: `slug-${name}` } } : o;
+                    const shape = withSlug(generated, kind === 'create' ? `w-${n}` : '');
+                    const current = await ms.list(query());
+                    const target = current.items[at % Math.max(1, current.items.length)];
+                    if (kind === 'create' || !target) {
+                      const name = `w-${n++}`;
+                      await ms.create({ ...shape, metadata: { ...shape.metadata, name } });
+                      moved.add(name);
+                    } else if (kind === 'remove') {
+                      await ms.remove(target.metadata.name, target.metadata.version!);
+                      moved.add(target.metadata.name);
+                    } else {
+                      // update: new sort values; touch: same values, a new version
+                      const spec = kind === 'update' ? withSlug(shape, target.metadata.name).spec : target.spec;
+                      const labels = kind === 'update' ? shape.metadata.labels : target.metadata.labels;
+                      const next = { ...target, spec, metadata: { ...target.metadata, labels, version: target.metadata.version! + 1 } };
+                      await ms.update(next, target.metadata.version!);
+                      if (kind === 'update') moved.add(target.metadata.name);
+                    }
+                  }
+                };
+                const got = (await walk(where, q.sort, limit, between)).names;
+                expect(new Set(got).size, 'no object twice').toBe(got.length);
+                const stayed = before.filter((x) => !moved.has(x));
+                expect(got.filter((x) => stayed.includes(x)), 'every object that stayed put, in order').toEqual(stayed);
+              },
+            ),
+            { numRuns: 12, seed: 5 },
+          );
+        }, 120_000);
       });
     }
 

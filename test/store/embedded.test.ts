@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddedStore, EmbeddedModelStore } from '../../src/store/embedded/index.js';
 import { READ_SQL, RETENTION_SQL } from '../../src/store/embedded/changes.js';
 import { toStoreError } from '../../src/store/embedded/sqlite.js';
-import type { IndexBuildProgress, IndexRequirement, ModelStore, Store, StoreQuery } from '../../src/store/types.js';
+import type { IndexBuildProgress, IndexRequirement, ModelStore, Store, SortTerm, StoreQuery } from '../../src/store/types.js';
 import { BASE, BASE_TEXT, bump, expectStoreError, ix, makeModel, names, query, req, SIZE, until, widget } from './contract.js';
 import { runStoreContract } from './contract.js';
 import { crashModel } from './fixtures/embedded-writer.js';
@@ -213,6 +213,42 @@ describe('embedded store specifics', () => {
       const page = await ms.list(page4(offset));
       expect(page.total).toBe(6);
       expect(names(page)).toEqual(expected.slice(offset, offset + 4));
+    }
+  });
+
+  it('a keyset page is read from the sort index at its key: an index range per branch, no sort, no scan of the rows before it', async () => {
+    const store = await openStore(await tempDir());
+    const ms = internals(await store.model(makeModel()));
+    for (let i = 0; i < 400; i++) {
+      await ms.create(
+        widget(`p-${String(i).padStart(3, '0')}`, { color: ['red', 'blue', 'green'][i % 3]!, tags: [`t${i % 5}`] }, {
+          labels: i % 2 ? { app: 'web' } : { app: 'db' },
+          ts: new Date(Date.UTC(2024, 0, 1, 0, i % 50)).toISOString(),
+        }),
+      );
+    }
+    const ts = { index: 'metadata.creationTimestamp', direction: 'desc' } as const;
+    const web = req('metadata.labels', 'in', ['app=web']); // 200 rows: more than a driven page reads
+    const cases: { where: IndexRequirement[]; sort: SortTerm[] }[] = [
+      { where: [], sort: [ts, { index: 'metadata.name', direction: 'asc' }] },
+      { where: [web], sort: [ts, { index: 'metadata.name', direction: 'asc' }] },
+      { where: [web], sort: [{ index: 'spec.color', direction: 'asc' }, { index: 'metadata.name', direction: 'asc' }] },
+      { where: [], sort: [{ index: 'metadata.name', direction: 'desc' }] },
+    ];
+    for (const { where, sort } of cases) {
+      const first = await ms.page({ where, sort, limit: 20 });
+      // deep in the list: the key of the 150th match
+      let after = first.keys.at(-1)!;
+      for (let n = 0; n < 6; n++) after = (await ms.page({ where, sort, limit: 20, after })).keys.at(-1)!;
+      const plans = ms.explainPage({ where, sort, limit: 20, after });
+      expect(plans.length).toBeGreaterThan(0);
+      for (const plan of plans) {
+        const text = plan.join('\n');
+        // each branch is a range of the sort index (SEARCH … USING INDEX x_… (col=? AND col>?)), read in order
+        expect(text, text).toMatch(/SEARCH o USING (COVERING )?(INDEX x_\d+_\d+|PRIMARY KEY|INDEX sqlite_autoindex)/);
+        expect(text, text).not.toMatch(/TEMP B-TREE/);
+        expect(plan.filter((l) => /^SCAN (o|i_\d+)\b/.test(l.trim())), text).toEqual([]);
+      }
     }
   });
 

@@ -63,6 +63,63 @@ export type WatchEventType =
   /** A progress marker; `object` is null. */
   | 'BOOKMARK';
 
+/** Relay page information. */
+export type PageInfo = {
+  __typename?: 'PageInfo';
+  hasNextPage: Scalars['Boolean']['output'];
+  hasPreviousPage: Scalars['Boolean']['output'];
+  startCursor?: Maybe<Scalars['String']['output']>;
+  endCursor?: Maybe<Scalars['String']['output']>;
+};
+
+/** Conditions on one indexed text (compared in index order) field; all given ones must hold. ne and notIn also match objects without the field; an array field matches when any element does. */
+export type StringFilter = {
+  eq?: InputMaybe<Scalars['String']['input']>;
+  ne?: InputMaybe<Scalars['String']['input']>;
+  in?: InputMaybe<Array<Scalars['String']['input']>>;
+  notIn?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** true: the field has a value; false: it has none. */
+  exists?: InputMaybe<Scalars['Boolean']['input']>;
+  gt?: InputMaybe<Scalars['String']['input']>;
+  gte?: InputMaybe<Scalars['String']['input']>;
+  lt?: InputMaybe<Scalars['String']['input']>;
+  lte?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** Conditions on one indexed numeric (compared as numbers) field; all given ones must hold. ne and notIn also match objects without the field; an array field matches when any element does. */
+export type NumberFilter = {
+  eq?: InputMaybe<Scalars['Float']['input']>;
+  ne?: InputMaybe<Scalars['Float']['input']>;
+  in?: InputMaybe<Array<Scalars['Float']['input']>>;
+  notIn?: InputMaybe<Array<Scalars['Float']['input']>>;
+  /** true: the field has a value; false: it has none. */
+  exists?: InputMaybe<Scalars['Boolean']['input']>;
+  gt?: InputMaybe<Scalars['Float']['input']>;
+  gte?: InputMaybe<Scalars['Float']['input']>;
+  lt?: InputMaybe<Scalars['Float']['input']>;
+  lte?: InputMaybe<Scalars['Float']['input']>;
+};
+
+/** A Kubernetes label selector: every matchLabels pair and every matchExpressions entry must hold. */
+export type LabelSelector = {
+  /** A map of label key to value. */
+  matchLabels?: InputMaybe<Scalars['JSON']['input']>;
+  matchExpressions?: InputMaybe<Array<LabelSelectorRequirement>>;
+};
+
+export type LabelSelectorRequirement = {
+  key: Scalars['String']['input'];
+  operator: LabelSelectorOperator;
+  /** For In and NotIn (at least one); none for Exists and DoesNotExist. */
+  values?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+export type LabelSelectorOperator =
+  | 'In'
+  | 'NotIn'
+  | 'Exists'
+  | 'DoesNotExist';
+
 export type Query = {
   __typename?: 'Query';
   /** The caller. */
@@ -73,30 +130,44 @@ export type Query = {
   core_v1alpha1_role?: Maybe<CoreV1alpha1Role>;
   /** Lists roles (v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
   core_v1alpha1_roles: CoreV1alpha1RoleList;
+  /** Pages of roles (v1alpha1) by cursor. first (default 20) or last: 1–1000; first with after, last with before. */
+  core_v1alpha1_rolesConnection: CoreV1alpha1RoleConnection;
   /** One RoleBinding (v1alpha1) by name, or null. */
   core_v1alpha1_rolebinding?: Maybe<CoreV1alpha1RoleBinding>;
   /** Lists rolebindings (v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
   core_v1alpha1_rolebindings: CoreV1alpha1RoleBindingList;
+  /** Pages of rolebindings (v1alpha1) by cursor. first (default 20) or last: 1–1000; first with after, last with before. */
+  core_v1alpha1_rolebindingsConnection: CoreV1alpha1RoleBindingConnection;
   /** One User (v1alpha1) by name, or null. */
   core_v1alpha1_user?: Maybe<CoreV1alpha1User>;
   /** Lists users (v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
   core_v1alpha1_users: CoreV1alpha1UserList;
+  /** Pages of users (v1alpha1) by cursor. first (default 20) or last: 1–1000; first with after, last with before. */
+  core_v1alpha1_usersConnection: CoreV1alpha1UserConnection;
   /** One Post (content.svc.run/v1alpha1) by name, or null. */
   contentSvcRun_v1alpha1_post?: Maybe<ContentSvcRunV1alpha1Post>;
   /** Lists posts (content.svc.run/v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
   contentSvcRun_v1alpha1_posts: ContentSvcRunV1alpha1PostList;
+  /** Pages of posts (content.svc.run/v1alpha1) by cursor. first (default 20) or last: 1–1000; first with after, last with before. */
+  contentSvcRun_v1alpha1_postsConnection: ContentSvcRunV1alpha1PostConnection;
   /** One Person (crm.example.net/v1) by name, or null. */
   crmExampleNet_v1_person?: Maybe<CrmExampleNetV1Person>;
   /** Lists people (crm.example.net/v1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
   crmExampleNet_v1_people: CrmExampleNetV1PersonList;
+  /** Pages of people (crm.example.net/v1) by cursor. first (default 20) or last: 1–1000; first with after, last with before. */
+  crmExampleNet_v1_peopleConnection: CrmExampleNetV1PersonConnection;
   /** One Person (people.example.com/v1alpha1) by name, or null. */
   peopleExampleCom_v1alpha1_person?: Maybe<PeopleExampleComV1alpha1Person>;
   /** Lists persons (people.example.com/v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
   peopleExampleCom_v1alpha1_persons: PeopleExampleComV1alpha1PersonList;
+  /** Pages of persons (people.example.com/v1alpha1) by cursor. first (default 20) or last: 1–1000; first with after, last with before. */
+  peopleExampleCom_v1alpha1_personsConnection: PeopleExampleComV1alpha1PersonConnection;
   /** One Plugin (plugin.svc.run/v1alpha1) by name, or null. */
   pluginSvcRun_v1alpha1_plugin?: Maybe<PluginSvcRunV1alpha1Plugin>;
   /** Lists plugins (plugin.svc.run/v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
   pluginSvcRun_v1alpha1_plugins: PluginSvcRunV1alpha1PluginList;
+  /** Pages of plugins (plugin.svc.run/v1alpha1) by cursor. first (default 20) or last: 1–1000; first with after, last with before. */
+  pluginSvcRun_v1alpha1_pluginsConnection: PluginSvcRunV1alpha1PluginConnection;
 };
 
 
@@ -123,6 +194,16 @@ export type QueryCore_V1alpha1_RolesArgs = {
 };
 
 
+export type QueryCore_V1alpha1_RolesConnectionArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  where?: InputMaybe<CoreV1alpha1RoleWhere>;
+  orderBy?: InputMaybe<Array<CoreV1alpha1RoleOrder>>;
+};
+
+
 export type QueryCore_V1alpha1_RolebindingArgs = {
   name: Scalars['String']['input'];
 };
@@ -134,6 +215,16 @@ export type QueryCore_V1alpha1_RolebindingsArgs = {
   sort?: InputMaybe<Array<Scalars['String']['input']>>;
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+
+export type QueryCore_V1alpha1_RolebindingsConnectionArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  where?: InputMaybe<CoreV1alpha1RoleBindingWhere>;
+  orderBy?: InputMaybe<Array<CoreV1alpha1RoleBindingOrder>>;
 };
 
 
@@ -151,6 +242,16 @@ export type QueryCore_V1alpha1_UsersArgs = {
 };
 
 
+export type QueryCore_V1alpha1_UsersConnectionArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  where?: InputMaybe<CoreV1alpha1UserWhere>;
+  orderBy?: InputMaybe<Array<CoreV1alpha1UserOrder>>;
+};
+
+
 export type QueryContentSvcRun_V1alpha1_PostArgs = {
   name: Scalars['String']['input'];
 };
@@ -162,6 +263,16 @@ export type QueryContentSvcRun_V1alpha1_PostsArgs = {
   sort?: InputMaybe<Array<Scalars['String']['input']>>;
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+
+export type QueryContentSvcRun_V1alpha1_PostsConnectionArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  where?: InputMaybe<ContentSvcRunV1alpha1PostWhere>;
+  orderBy?: InputMaybe<Array<ContentSvcRunV1alpha1PostOrder>>;
 };
 
 
@@ -179,6 +290,16 @@ export type QueryCrmExampleNet_V1_PeopleArgs = {
 };
 
 
+export type QueryCrmExampleNet_V1_PeopleConnectionArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  where?: InputMaybe<CrmExampleNetV1PersonWhere>;
+  orderBy?: InputMaybe<Array<CrmExampleNetV1PersonOrder>>;
+};
+
+
 export type QueryPeopleExampleCom_V1alpha1_PersonArgs = {
   name: Scalars['String']['input'];
 };
@@ -193,6 +314,16 @@ export type QueryPeopleExampleCom_V1alpha1_PersonsArgs = {
 };
 
 
+export type QueryPeopleExampleCom_V1alpha1_PersonsConnectionArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  where?: InputMaybe<PeopleExampleComV1alpha1PersonWhere>;
+  orderBy?: InputMaybe<Array<PeopleExampleComV1alpha1PersonOrder>>;
+};
+
+
 export type QueryPluginSvcRun_V1alpha1_PluginArgs = {
   name: Scalars['String']['input'];
 };
@@ -204,6 +335,16 @@ export type QueryPluginSvcRun_V1alpha1_PluginsArgs = {
   sort?: InputMaybe<Array<Scalars['String']['input']>>;
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+
+export type QueryPluginSvcRun_V1alpha1_PluginsConnectionArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  where?: InputMaybe<PluginSvcRunV1alpha1PluginWhere>;
+  orderBy?: InputMaybe<Array<PluginSvcRunV1alpha1PluginOrder>>;
 };
 
 /** The caller of the request. */
@@ -257,6 +398,42 @@ export type CoreV1alpha1RoleList = {
   resourceVersion: Scalars['String']['output'];
 };
 
+/** A page of roles (v1alpha1), Relay style. */
+export type CoreV1alpha1RoleConnection = {
+  __typename?: 'CoreV1alpha1RoleConnection';
+  edges: Array<CoreV1alpha1RoleEdge>;
+  pageInfo: PageInfo;
+  /** Every match (counted only when selected). */
+  totalCount: Scalars['Int']['output'];
+  /** Change-feed position the page was read at; pass it to the watch subscription to follow changes without a gap. */
+  resourceVersion: Scalars['String']['output'];
+};
+
+export type CoreV1alpha1RoleEdge = {
+  __typename?: 'CoreV1alpha1RoleEdge';
+  cursor: Scalars['String']['output'];
+  node: CoreV1alpha1Role;
+};
+
+/** Filters on roles: every entry must hold (ANDed). */
+export type CoreV1alpha1RoleWhere = {
+  metadata?: InputMaybe<CoreV1alpha1RoleWhereMetadata>;
+};
+
+/** Filters on metadata. */
+export type CoreV1alpha1RoleWhereMetadata = {
+  name?: InputMaybe<StringFilter>;
+  creationTimestamp?: InputMaybe<StringFilter>;
+  labels?: InputMaybe<LabelSelector>;
+};
+
+/** Sort terms; earlier ones sort first. Default METADATA_CREATION_TIMESTAMP_DESC, with metadata.name breaking ties. */
+export type CoreV1alpha1RoleOrder =
+  | 'METADATA_NAME_ASC'
+  | 'METADATA_NAME_DESC'
+  | 'METADATA_CREATION_TIMESTAMP_ASC'
+  | 'METADATA_CREATION_TIMESTAMP_DESC';
+
 /** RoleBinding (v1alpha1). */
 export type CoreV1alpha1RoleBinding = {
   __typename?: 'CoreV1alpha1RoleBinding';
@@ -308,6 +485,58 @@ export type CoreV1alpha1RoleBindingList = {
   resourceVersion: Scalars['String']['output'];
 };
 
+/** A page of rolebindings (v1alpha1), Relay style. */
+export type CoreV1alpha1RoleBindingConnection = {
+  __typename?: 'CoreV1alpha1RoleBindingConnection';
+  edges: Array<CoreV1alpha1RoleBindingEdge>;
+  pageInfo: PageInfo;
+  /** Every match (counted only when selected). */
+  totalCount: Scalars['Int']['output'];
+  /** Change-feed position the page was read at; pass it to the watch subscription to follow changes without a gap. */
+  resourceVersion: Scalars['String']['output'];
+};
+
+export type CoreV1alpha1RoleBindingEdge = {
+  __typename?: 'CoreV1alpha1RoleBindingEdge';
+  cursor: Scalars['String']['output'];
+  node: CoreV1alpha1RoleBinding;
+};
+
+/** Filters on rolebindings: every entry must hold (ANDed). */
+export type CoreV1alpha1RoleBindingWhere = {
+  metadata?: InputMaybe<CoreV1alpha1RoleBindingWhereMetadata>;
+  roleRef?: InputMaybe<CoreV1alpha1RoleBindingWhereRoleRef>;
+  subjects?: InputMaybe<CoreV1alpha1RoleBindingWhereSubjects>;
+};
+
+/** Filters on metadata. */
+export type CoreV1alpha1RoleBindingWhereMetadata = {
+  name?: InputMaybe<StringFilter>;
+  creationTimestamp?: InputMaybe<StringFilter>;
+  labels?: InputMaybe<LabelSelector>;
+};
+
+/** Filters on roleRef. */
+export type CoreV1alpha1RoleBindingWhereRoleRef = {
+  name?: InputMaybe<StringFilter>;
+};
+
+/** Filters on subjects. */
+export type CoreV1alpha1RoleBindingWhereSubjects = {
+  name?: InputMaybe<StringFilter>;
+};
+
+/** Sort terms; earlier ones sort first. Default METADATA_CREATION_TIMESTAMP_DESC, with metadata.name breaking ties. */
+export type CoreV1alpha1RoleBindingOrder =
+  | 'METADATA_NAME_ASC'
+  | 'METADATA_NAME_DESC'
+  | 'METADATA_CREATION_TIMESTAMP_ASC'
+  | 'METADATA_CREATION_TIMESTAMP_DESC'
+  | 'ROLE_REF_NAME_ASC'
+  | 'ROLE_REF_NAME_DESC'
+  | 'SUBJECTS_NAME_ASC'
+  | 'SUBJECTS_NAME_DESC';
+
 /** User (v1alpha1). */
 export type CoreV1alpha1User = {
   __typename?: 'CoreV1alpha1User';
@@ -343,6 +572,50 @@ export type CoreV1alpha1UserList = {
   /** Change-feed position the list was read at; pass it to the watch subscription to resume without a gap. */
   resourceVersion: Scalars['String']['output'];
 };
+
+/** A page of users (v1alpha1), Relay style. */
+export type CoreV1alpha1UserConnection = {
+  __typename?: 'CoreV1alpha1UserConnection';
+  edges: Array<CoreV1alpha1UserEdge>;
+  pageInfo: PageInfo;
+  /** Every match (counted only when selected). */
+  totalCount: Scalars['Int']['output'];
+  /** Change-feed position the page was read at; pass it to the watch subscription to follow changes without a gap. */
+  resourceVersion: Scalars['String']['output'];
+};
+
+export type CoreV1alpha1UserEdge = {
+  __typename?: 'CoreV1alpha1UserEdge';
+  cursor: Scalars['String']['output'];
+  node: CoreV1alpha1User;
+};
+
+/** Filters on users: every entry must hold (ANDed). */
+export type CoreV1alpha1UserWhere = {
+  metadata?: InputMaybe<CoreV1alpha1UserWhereMetadata>;
+  spec?: InputMaybe<CoreV1alpha1UserWhereSpec>;
+};
+
+/** Filters on metadata. */
+export type CoreV1alpha1UserWhereMetadata = {
+  name?: InputMaybe<StringFilter>;
+  creationTimestamp?: InputMaybe<StringFilter>;
+  labels?: InputMaybe<LabelSelector>;
+};
+
+/** Filters on spec. */
+export type CoreV1alpha1UserWhereSpec = {
+  email?: InputMaybe<StringFilter>;
+};
+
+/** Sort terms; earlier ones sort first. Default METADATA_CREATION_TIMESTAMP_DESC, with metadata.name breaking ties. */
+export type CoreV1alpha1UserOrder =
+  | 'METADATA_NAME_ASC'
+  | 'METADATA_NAME_DESC'
+  | 'METADATA_CREATION_TIMESTAMP_ASC'
+  | 'METADATA_CREATION_TIMESTAMP_DESC'
+  | 'SPEC_EMAIL_ASC'
+  | 'SPEC_EMAIL_DESC';
 
 /** Post (content.svc.run/v1alpha1). */
 export type ContentSvcRunV1alpha1Post = {
@@ -385,6 +658,56 @@ export type ContentSvcRunV1alpha1PostList = {
   resourceVersion: Scalars['String']['output'];
 };
 
+/** A page of posts (content.svc.run/v1alpha1), Relay style. */
+export type ContentSvcRunV1alpha1PostConnection = {
+  __typename?: 'ContentSvcRunV1alpha1PostConnection';
+  edges: Array<ContentSvcRunV1alpha1PostEdge>;
+  pageInfo: PageInfo;
+  /** Every match (counted only when selected). */
+  totalCount: Scalars['Int']['output'];
+  /** Change-feed position the page was read at; pass it to the watch subscription to follow changes without a gap. */
+  resourceVersion: Scalars['String']['output'];
+};
+
+export type ContentSvcRunV1alpha1PostEdge = {
+  __typename?: 'ContentSvcRunV1alpha1PostEdge';
+  cursor: Scalars['String']['output'];
+  node: ContentSvcRunV1alpha1Post;
+};
+
+/** Filters on posts: every entry must hold (ANDed). */
+export type ContentSvcRunV1alpha1PostWhere = {
+  metadata?: InputMaybe<ContentSvcRunV1alpha1PostWhereMetadata>;
+  spec?: InputMaybe<ContentSvcRunV1alpha1PostWhereSpec>;
+};
+
+/** Filters on metadata. */
+export type ContentSvcRunV1alpha1PostWhereMetadata = {
+  name?: InputMaybe<StringFilter>;
+  creationTimestamp?: InputMaybe<StringFilter>;
+  labels?: InputMaybe<LabelSelector>;
+};
+
+/** Filters on spec. */
+export type ContentSvcRunV1alpha1PostWhereSpec = {
+  owner?: InputMaybe<StringFilter>;
+  slug?: InputMaybe<StringFilter>;
+  publishTime?: InputMaybe<StringFilter>;
+};
+
+/** Sort terms; earlier ones sort first. Default METADATA_CREATION_TIMESTAMP_DESC, with metadata.name breaking ties. */
+export type ContentSvcRunV1alpha1PostOrder =
+  | 'METADATA_NAME_ASC'
+  | 'METADATA_NAME_DESC'
+  | 'METADATA_CREATION_TIMESTAMP_ASC'
+  | 'METADATA_CREATION_TIMESTAMP_DESC'
+  | 'SPEC_OWNER_ASC'
+  | 'SPEC_OWNER_DESC'
+  | 'SPEC_SLUG_ASC'
+  | 'SPEC_SLUG_DESC'
+  | 'SPEC_PUBLISH_TIME_ASC'
+  | 'SPEC_PUBLISH_TIME_DESC';
+
 /** Person (crm.example.net/v1). */
 export type CrmExampleNetV1Person = {
   __typename?: 'CrmExampleNetV1Person';
@@ -420,6 +743,53 @@ export type CrmExampleNetV1PersonList = {
   /** Change-feed position the list was read at; pass it to the watch subscription to resume without a gap. */
   resourceVersion: Scalars['String']['output'];
 };
+
+/** A page of people (crm.example.net/v1), Relay style. */
+export type CrmExampleNetV1PersonConnection = {
+  __typename?: 'CrmExampleNetV1PersonConnection';
+  edges: Array<CrmExampleNetV1PersonEdge>;
+  pageInfo: PageInfo;
+  /** Every match (counted only when selected). */
+  totalCount: Scalars['Int']['output'];
+  /** Change-feed position the page was read at; pass it to the watch subscription to follow changes without a gap. */
+  resourceVersion: Scalars['String']['output'];
+};
+
+export type CrmExampleNetV1PersonEdge = {
+  __typename?: 'CrmExampleNetV1PersonEdge';
+  cursor: Scalars['String']['output'];
+  node: CrmExampleNetV1Person;
+};
+
+/** Filters on people: every entry must hold (ANDed). */
+export type CrmExampleNetV1PersonWhere = {
+  metadata?: InputMaybe<CrmExampleNetV1PersonWhereMetadata>;
+  spec?: InputMaybe<CrmExampleNetV1PersonWhereSpec>;
+};
+
+/** Filters on metadata. */
+export type CrmExampleNetV1PersonWhereMetadata = {
+  name?: InputMaybe<StringFilter>;
+  creationTimestamp?: InputMaybe<StringFilter>;
+  labels?: InputMaybe<LabelSelector>;
+};
+
+/** Filters on spec. */
+export type CrmExampleNetV1PersonWhereSpec = {
+  email?: InputMaybe<StringFilter>;
+  tags?: InputMaybe<StringFilter>;
+};
+
+/** Sort terms; earlier ones sort first. Default METADATA_CREATION_TIMESTAMP_DESC, with metadata.name breaking ties. */
+export type CrmExampleNetV1PersonOrder =
+  | 'METADATA_NAME_ASC'
+  | 'METADATA_NAME_DESC'
+  | 'METADATA_CREATION_TIMESTAMP_ASC'
+  | 'METADATA_CREATION_TIMESTAMP_DESC'
+  | 'SPEC_EMAIL_ASC'
+  | 'SPEC_EMAIL_DESC'
+  | 'SPEC_TAGS_ASC'
+  | 'SPEC_TAGS_DESC';
 
 /** Person (people.example.com/v1alpha1). */
 export type PeopleExampleComV1alpha1Person = {
@@ -473,6 +843,53 @@ export type PeopleExampleComV1alpha1PersonList = {
   /** Change-feed position the list was read at; pass it to the watch subscription to resume without a gap. */
   resourceVersion: Scalars['String']['output'];
 };
+
+/** A page of persons (people.example.com/v1alpha1), Relay style. */
+export type PeopleExampleComV1alpha1PersonConnection = {
+  __typename?: 'PeopleExampleComV1alpha1PersonConnection';
+  edges: Array<PeopleExampleComV1alpha1PersonEdge>;
+  pageInfo: PageInfo;
+  /** Every match (counted only when selected). */
+  totalCount: Scalars['Int']['output'];
+  /** Change-feed position the page was read at; pass it to the watch subscription to follow changes without a gap. */
+  resourceVersion: Scalars['String']['output'];
+};
+
+export type PeopleExampleComV1alpha1PersonEdge = {
+  __typename?: 'PeopleExampleComV1alpha1PersonEdge';
+  cursor: Scalars['String']['output'];
+  node: PeopleExampleComV1alpha1Person;
+};
+
+/** Filters on persons: every entry must hold (ANDed). */
+export type PeopleExampleComV1alpha1PersonWhere = {
+  metadata?: InputMaybe<PeopleExampleComV1alpha1PersonWhereMetadata>;
+  spec?: InputMaybe<PeopleExampleComV1alpha1PersonWhereSpec>;
+};
+
+/** Filters on metadata. */
+export type PeopleExampleComV1alpha1PersonWhereMetadata = {
+  name?: InputMaybe<StringFilter>;
+  creationTimestamp?: InputMaybe<StringFilter>;
+  labels?: InputMaybe<LabelSelector>;
+};
+
+/** Filters on spec. */
+export type PeopleExampleComV1alpha1PersonWhereSpec = {
+  name?: InputMaybe<StringFilter>;
+  gender?: InputMaybe<StringFilter>;
+};
+
+/** Sort terms; earlier ones sort first. Default METADATA_CREATION_TIMESTAMP_DESC, with metadata.name breaking ties. */
+export type PeopleExampleComV1alpha1PersonOrder =
+  | 'METADATA_NAME_ASC'
+  | 'METADATA_NAME_DESC'
+  | 'METADATA_CREATION_TIMESTAMP_ASC'
+  | 'METADATA_CREATION_TIMESTAMP_DESC'
+  | 'SPEC_NAME_ASC'
+  | 'SPEC_NAME_DESC'
+  | 'SPEC_GENDER_ASC'
+  | 'SPEC_GENDER_DESC';
 
 /** Plugin (plugin.svc.run/v1alpha1). */
 export type PluginSvcRunV1alpha1Plugin = {
@@ -543,6 +960,42 @@ export type PluginSvcRunV1alpha1PluginList = {
   /** Change-feed position the list was read at; pass it to the watch subscription to resume without a gap. */
   resourceVersion: Scalars['String']['output'];
 };
+
+/** A page of plugins (plugin.svc.run/v1alpha1), Relay style. */
+export type PluginSvcRunV1alpha1PluginConnection = {
+  __typename?: 'PluginSvcRunV1alpha1PluginConnection';
+  edges: Array<PluginSvcRunV1alpha1PluginEdge>;
+  pageInfo: PageInfo;
+  /** Every match (counted only when selected). */
+  totalCount: Scalars['Int']['output'];
+  /** Change-feed position the page was read at; pass it to the watch subscription to follow changes without a gap. */
+  resourceVersion: Scalars['String']['output'];
+};
+
+export type PluginSvcRunV1alpha1PluginEdge = {
+  __typename?: 'PluginSvcRunV1alpha1PluginEdge';
+  cursor: Scalars['String']['output'];
+  node: PluginSvcRunV1alpha1Plugin;
+};
+
+/** Filters on plugins: every entry must hold (ANDed). */
+export type PluginSvcRunV1alpha1PluginWhere = {
+  metadata?: InputMaybe<PluginSvcRunV1alpha1PluginWhereMetadata>;
+};
+
+/** Filters on metadata. */
+export type PluginSvcRunV1alpha1PluginWhereMetadata = {
+  name?: InputMaybe<StringFilter>;
+  creationTimestamp?: InputMaybe<StringFilter>;
+  labels?: InputMaybe<LabelSelector>;
+};
+
+/** Sort terms; earlier ones sort first. Default METADATA_CREATION_TIMESTAMP_DESC, with metadata.name breaking ties. */
+export type PluginSvcRunV1alpha1PluginOrder =
+  | 'METADATA_NAME_ASC'
+  | 'METADATA_NAME_DESC'
+  | 'METADATA_CREATION_TIMESTAMP_ASC'
+  | 'METADATA_CREATION_TIMESTAMP_DESC';
 
 export type Mutation = {
   __typename?: 'Mutation';

@@ -31,7 +31,7 @@
  *   writing process until the next walk; keeping more is the safe direction.
  * setFloor and DELETE commit in one IMMEDIATE transaction (the floor never claims rows that are
  * still there, nor the reverse); a pass is best effort after a write and runs once at start-up.
- * Measured: `BENCH_FEED_HISTORY=only npm run bench` (bench/RESULTS.md, "Change-log retention").
+ * Measured: `BENCH_FEED_HISTORY=only npm run bench` (bench/RESULTS.md at bc5cbff, "Change-log retention").
  *
  * Plans (EXPLAIN QUERY PLAN, SQLite 3.53; test/store/embedded.test.ts checks them, with and
  * without planner statistics): every retention statement is a SEARCH of svc_changes_slot

@@ -11,8 +11,12 @@
  */
 import { StoreError } from '../errors.js';
 import type { SharedFeed } from '../feed/index.js';
+import { isRangeOp } from '../types.js';
 import type {
   ChangeEvent,
+  KeysetPage,
+  KeysetQuery,
+  SortKey,
   OnFeedLost,
   IndexRequirement,
   IndexValues,
@@ -27,7 +31,8 @@ import type {
 import type { ApiObject } from '../object.js';
 import type { EmbeddedChangeLog } from './changes.js';
 import { guard, StatementCache, toStoreError, type DB, type Statement } from './sqlite.js';
-import { canonicalValue, canonicalWhere, numericSortKey } from '../numeric.js';
+import { canonicalValue, canonicalWhere, numericSortKey, numericValue } from '../numeric.js';
+import { branchesAfter, keysetTerms, type KeysetBranch } from '../keyset.js';
 
 export const NAME_INDEX = 'metadata.name';
 
@@ -329,7 +334,92 @@ export class EmbeddedModelStore implements ModelStore {
     );
   }
 
-  private servable(other: EmbeddedModelStore, q: StoreQuery): boolean {
+  /**
+   * A keyset page (store/keyset.ts). With a side-table filter whose driving requirement holds
+   * few rows (pickDriver, at most DRIVE_EVERY), every match is read from it and sorted, as a
+   * page-mode list does, and the position cuts them. Otherwise the sort index is walked from
+   * the position on, one range per branch after it, each object probed against the filters,
+   * until limit + 1 matches are found: the rows before the position are never visited.
+   */
+  async page(query: KeysetQuery): Promise<KeysetPage> {
+    const numeric = this.layout.secondary.filter((x) => x.numeric).map((x) => x.name);
+    const q = numeric.length ? { ...query, where: canonicalWhere(query.where, new Set(numeric)) } : query;
+    const reader = this.route.read;
+    if (reader && reader !== this && this.servable(reader, q)) return reader.page(q);
+    return guard(() => this.readTx(() => this.readPage(q)));
+  }
+
+  private readPage(q: KeysetQuery): KeysetPage {
+    const want = q.limit + 1;
+    const found: unknown[][] = [];
+    for (const { sql, params } of this.pageQueries(q)) {
+      found.push(...(this.stmts.get(sql).raw(true).all(...params, want - found.length) as unknown[][]));
+      if (found.length >= want) break;
+    }
+    const page = found.slice(0, q.limit);
+    return {
+      items: page.map((r) => JSON.parse(this.st.byRowid.get(r[0]) as string) as ApiObject),
+      keys: page.map((r) => r.slice(1) as SortKey),
+      more: found.length > q.limit,
+    };
+  }
+
+  /** SQLite's plan for each query of a keyset page (diagnostics and tests). */
+  explainPage(q: KeysetQuery): string[][] {
+    return guard(() =>
+      this.readTx(() =>
+        this.pageQueries(q).map(({ sql, params }) =>
+          (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params, q.limit + 1) as { detail: string }[]).map((r) => r.detail),
+        ),
+      ),
+    );
+  }
+
+  /** The queries of a keyset page, read in turn (each ends with `LIMIT ?`: what is still missing). */
+  private pageQueries(q: KeysetQuery): { sql: string; params: unknown[] }[] {
+    const terms = keysetTerms(q.sort);
+    const orderBy = this.compileOrder(terms);
+    const cols = terms.map((t) => this.sortColumn(t.index)).join(', ');
+    const { driver, rows } = this.pickDriver(q.where);
+    const drive = driver !== undefined && rows !== undefined && rows <= DRIVE_EVERY;
+    const w = this.compileWhere(q.where, drive ? driver : 'probe');
+    const build = (branches: KeysetBranch[] | undefined) => {
+      const conds = w.where ? [w.where.slice(' WHERE '.length)] : [];
+      const params: unknown[] = [...w.params];
+      if (branches) {
+        const parts = branches.map((b) => this.compileBranch(terms, b, params));
+        conds.push(parts.length ? `(${parts.map((p) => `(${p})`).join(' OR ')})` : '0');
+      }
+      const where = conds.length ? ` WHERE ${conds.join(' AND ')}` : '';
+      return { sql: `SELECT o.rowid, ${cols} FROM ${this.o} AS o${where} ORDER BY ${orderBy} LIMIT ?`, params };
+    };
+    if (!q.after) return [build(undefined)];
+    const branches = branchesAfter(terms, q.after);
+    return drive ? [build(branches)] : branches.map((b) => build([b]));
+  }
+
+  /** One branch after a position as an SQL condition (NULL sorts first, then numbers, then text). */
+  private compileBranch(terms: SortTerm[], b: KeysetBranch, params: unknown[]): string {
+    const col = (term: number) => this.sortColumn(terms[term]!.index);
+    const conds = b.prefix.map((p) => {
+      params.push(p.value);
+      return `${col(p.term)} IS ?`;
+    });
+    const c = col(b.term);
+    if (b.cond === 'null') conds.push(`${c} IS NULL`);
+    else if (b.cond === 'notnull') conds.push(`${c} IS NOT NULL`);
+    else {
+      conds.push(`${c} ${b.cond === 'gt' ? '>' : '<'} ?`);
+      params.push(b.value);
+    }
+    return conds.join(' AND ');
+  }
+
+  private sortColumn(index: string): string {
+    return index === NAME_INDEX ? 'o.name' : `o.${sortCol(this.secondary(index).k)}`;
+  }
+
+  private servable(other: EmbeddedModelStore, q: StoreQuery | KeysetQuery): boolean {
     const known = (index: string) => index === NAME_INDEX || other.byName.has(index);
     return q.where.every((r) => known(r.index)) && q.sort.every((t) => known(t.index));
   }
@@ -451,6 +541,24 @@ export class EmbeddedModelStore implements ModelStore {
           );
         }
         params.push(...r.values);
+      } else if (isRangeOp(r.op)) {
+        const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[r.op];
+        const bound = r.values[0];
+        if (r.index === NAME_INDEX) {
+          conds.push(`o.name ${op} ?`);
+          params.push(bound ?? '');
+          continue;
+        }
+        const ix = this.secondary(r.index);
+        // Numeric: numbers compare as numbers, a value or bound that is not one never matches.
+        const n = ix.numeric ? numericValue(bound ?? '') : undefined;
+        if (bound === undefined || (ix.numeric && typeof n !== 'number')) {
+          conds.push('0');
+          continue;
+        }
+        const test = ix.numeric ? `svc_num(value) ${op} ${Number(n)}` : `value ${op} ?`;
+        conds.push(`EXISTS (SELECT 1 FROM ${this.i} WHERE k = ${ix.k} AND name = o.name AND ${test})`);
+        if (!ix.numeric) params.push(bound);
       } else if (r.index === NAME_INDEX) {
         if (r.op === 'notexists') conds.push('0'); // every object has a name
       } else {

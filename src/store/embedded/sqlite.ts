@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
+import { numericValue } from '../numeric.js';
 
 export type DB = Database.Database;
 export type Statement = Database.Statement;
@@ -53,6 +54,12 @@ export function openDatabase(dataDir: string, busyTimeoutMs: number): DB {
     // Planner statistics for long-lived connections (SQLite's recommendation), bounded in cost.
     db.pragma('analysis_limit = 1000');
     db.pragma('optimize = 0x10002');
+    // The number a numeric index's value stands for, NULL when it is none: range requirements
+    // on a numeric index compare numbers (store/types.ts IndexRequirement).
+    db.function('svc_num', { deterministic: true }, (v: unknown) => {
+      const n = typeof v === 'string' ? numericValue(v) : null;
+      return typeof n === 'number' ? n : null;
+    });
     return db;
   });
 }

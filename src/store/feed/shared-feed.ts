@@ -12,7 +12,7 @@
  * Coalescing: after a read that delivered changes, the next one waits until the delivery window
  * has passed, so a stream of writes is delivered in reads of everything committed meanwhile
  * and each subscriber's socket write carries many events. A socket write costs ~10–20 µs plus
- * ~1 ns per byte (loopback, 2-core machine; bench/RESULTS.md "Watch"), so the window grows with
+ * ~1 ns per byte (loopback, 2-core machine; bench/RESULTS.md at bc5cbff, "Watch"), so the window grows with
  * the subscribers: subscribers × reads per second stays under `fanoutWritesPerSecond` (2,000:
  * 1,000 watchers → a read per 500 ms at most while changes stream in; 100 watchers → 50 ms),
  * never above `maxWindowMs`. With 4,000 (250 ms) the watch bench's "receiving every write"

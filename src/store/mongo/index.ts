@@ -23,7 +23,7 @@ import { casFilter, collectionNames, enc, fromDoc, SVC, toDoc, uniqueValues, typ
 import { guard, isDuplicateKey } from './errors.js';
 import { watchStalledWrites } from './stalled-writes.js';
 import { ensureCollection, foreignIndexes, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
-import { nativeFields, runList, toFilter, type NativeFields } from './query.js';
+import { nativeFields, numericFields, runList, runPage, toFilter, type NativeFields } from './query.js';
 import { canonicalWhere, numericIndexes } from '../numeric.js';
 import { valuesAtPath } from '../../json/values.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
@@ -39,6 +39,9 @@ import type {
   StorageModel,
   StoreListResult,
   StoreQuery,
+  KeysetPage,
+  KeysetQuery,
+  IndexRequirement,
   Unsubscribe,
   WatchHints,
 } from '../types.js';
@@ -292,6 +295,13 @@ async function retryUnavailable<T>(fn: () => Promise<T>, attempts = 4): Promise<
       await new Promise((r) => setTimeout(r, 250 * i));
     }
   }
+}
+
+/** How a model's indexes are queried: native fields of text indexes, numeric indexes and their fields. */
+interface Shape {
+  native: NativeFields;
+  numeric: ReadonlySet<string>;
+  numbers: NativeFields;
 }
 
 interface MongoRoute {
@@ -630,14 +640,31 @@ class MongoModelStore implements ModelStore {
     return guard(async () => {
       // As this handle writes the model: a newer declaration's index is queried as it made it.
       const m = await this.effective();
-      let shape = this.shapes.get(m);
-      if (!shape) this.shapes.set(m, (shape = { native: nativeFields(m.indexes), numeric: numericIndexes(m.indexes) }));
-      return runList(this.objects, toFilter(canonicalWhere(query.where, shape.numeric), shape.native), query, this.scans, shape.native);
+      const shape = this.shapeOf(m);
+      return runList(this.objects, this.filterOf(query.where, shape), query, this.scans, shape.native);
     });
   }
 
+  /** A keyset page (query.ts runPage): one find, limit + 1 documents. */
+  page(query: KeysetQuery): Promise<KeysetPage> {
+    return guard(async () => {
+      const shape = this.shapeOf(await this.effective());
+      return runPage(this.objects, this.filterOf(query.where, shape), query, shape.native);
+    });
+  }
+
+  private shapeOf(m: StorageModel): Shape {
+    let shape = this.shapes.get(m);
+    if (!shape) this.shapes.set(m, (shape = { native: nativeFields(m.indexes), numeric: numericIndexes(m.indexes), numbers: numericFields(m.indexes) }));
+    return shape;
+  }
+
+  private filterOf(where: IndexRequirement[], shape: Shape) {
+    return toFilter(canonicalWhere(where, shape.numeric), shape.native, shape.numeric, shape.numbers);
+  }
+
   /** Per model as written (effective()): the native fields of text indexes, the numeric indexes. */
-  private readonly shapes = new WeakMap<StorageModel, { native: NativeFields; numeric: ReadonlySet<string> }>();
+  private readonly shapes = new WeakMap<StorageModel, Shape>();
 
   resourceVersion(): Promise<string> {
     return guard(() => this.feed.resourceVersion());

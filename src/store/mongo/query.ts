@@ -2,9 +2,11 @@
  * StoreQuery -> MongoDB filter and sort over the `_svc.i`/`_svc.s` fields, or a text index's native
  * field (see document.ts), and the commands a list sends (runList).
  */
-import type { Collection, Filter, Sort } from 'mongodb';
-import { enc, fromDoc, NAME_INDEX, nativePath, OBJECT_PROJECTION, SVC, type StoredDoc } from './document.js';
-import type { IndexDescriptor, IndexRequirement, SortTerm, StoreListResult, StoreQuery } from '../types.js';
+import type { Collection, Document, Filter, Sort } from 'mongodb';
+import { enc, fromDoc, NAME_INDEX, nativePath, OBJECT_PROJECTION, realPath, SVC, type StoredDoc } from './document.js';
+import type { IndexDescriptor, IndexRequirement, KeysetPage, KeysetQuery, SortKey, SortTerm, StoreListResult, StoreQuery } from '../types.js';
+import { numericValue } from '../numeric.js';
+import { branchesAfter, keysetTerms, type KeysetBranch } from '../keyset.js';
 
 /** Index name → the native field serving it (text indexes, document.ts nativePath). */
 export type NativeFields = ReadonlyMap<string, string>;
@@ -14,12 +16,21 @@ export const nativeFields = (indexes: readonly IndexDescriptor[]): NativeFields 
     return path ? [[d.name, path] as const] : [];
   }));
 
+/** Numeric index → the native field holding its numbers (range requirements compare them there). */
+export const numericFields = (indexes: readonly IndexDescriptor[]): NativeFields =>
+  new Map(indexes.flatMap((d) => {
+    const path = d.numeric ? realPath(d) : undefined;
+    return path ? [[d.name, path] as const] : [];
+  }));
+
 const filterField = (index: string, native: NativeFields): string =>
   index === NAME_INDEX ? '_id' : (native.get(index) ?? `${SVC.i}.${enc(index)}`);
 export const sortField = (index: string, native: NativeFields): string =>
   index === NAME_INDEX ? '_id' : (native.get(index) ?? `${SVC.s}.${enc(index)}`);
 
-function condition(r: IndexRequirement, native: NativeFields): Filter<StoredDoc> {
+const RANGE = { gt: '$gt', gte: '$gte', lt: '$lt', lte: '$lte' } as const;
+
+function condition(r: IndexRequirement, native: NativeFields, numeric?: ReadonlySet<string>, numbers?: NativeFields): Filter<StoredDoc> {
   const field = filterField(r.index, native);
   // A text index's one value is its field when that is a string (null or absent: no value).
   const onField = native.has(r.index);
@@ -35,11 +46,21 @@ function condition(r: IndexRequirement, native: NativeFields): Filter<StoredDoc>
       return { [field]: onField ? { $type: 'string' } : { $exists: true } };
     case 'notexists':
       return { [field]: onField ? { $not: { $type: 'string' } } : { $exists: false } };
+    default: {
+      // Some value compares so with the bound: `$gt` on an array field matches when an element
+      // does; type bracketing keeps text and numbers apart. A numeric index compares its
+      // numbers on the native field (its `_svc.i` copies are text), else on its smallest value.
+      const op = RANGE[r.op];
+      if (!numeric?.has(r.index)) return { [field]: { [op]: r.values[0] ?? '' } };
+      const n = numericValue(r.values[0] ?? '');
+      if (typeof n !== 'number') return { _id: { $exists: false } };
+      return { [numbers?.get(r.index) ?? sortField(r.index, native)]: { [op]: n } };
+    }
   }
 }
 
-export function toFilter(where: IndexRequirement[], native: NativeFields): Filter<StoredDoc> {
-  const parts = where.map((r) => condition(r, native));
+export function toFilter(where: IndexRequirement[], native: NativeFields, numeric?: ReadonlySet<string>, numbers?: NativeFields): Filter<StoredDoc> {
+  const parts = where.map((r) => condition(r, native, numeric, numbers));
   if (parts.length === 0) return {};
   return parts.length === 1 ? parts[0]! : { $and: parts };
 }
@@ -101,4 +122,60 @@ export async function runList(
   }
   const [docs, total] = await Promise.all([find(query.limit, query.offset), objects.countDocuments(filter)]);
   return { items: docs.map(fromDoc), total };
+}
+
+/** Projection of a keyset page: the object and its sort values. */
+const PAGE_PROJECTION = { [SVC.i]: 0 } as const;
+
+/** The value a document's native text field holds at an (escaped) path, when it is a string. */
+function nativeValue(doc: Document, path: string): string | null {
+  let at: unknown = doc;
+  for (const seg of path.split('.')) at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[seg] : undefined;
+  return typeof at === 'string' ? at : null;
+}
+
+/** A branch after a position (store/keyset.ts) as a filter: BSON orders missing, numbers, strings. */
+function branchFilter(terms: SortTerm[], b: KeysetBranch, native: NativeFields): Filter<StoredDoc> {
+  const field = (term: number) => sortField(terms[term]!.index, native);
+  const onField = (term: number) => native.has(terms[term]!.index);
+  const missing = (term: number) => ({ [field(term)]: onField(term) ? { $not: { $type: 'string' } } : { $exists: false } });
+  const parts: Filter<StoredDoc>[] = b.prefix.map((p) => (p.value === null ? missing(p.term) : { [field(p.term)]: p.value }));
+  const f = field(b.term);
+  const v = b.value;
+  if (b.cond === 'null') parts.push(missing(b.term));
+  else if (b.cond === 'notnull') parts.push({ [f]: onField(b.term) ? { $type: 'string' } : { $exists: true } });
+  else if (b.cond === 'gt') parts.push(typeof v === 'number' ? { $or: [{ [f]: { $gt: v } }, { [f]: { $type: 'string' } }] } : { [f]: { $gt: v } });
+  else parts.push(typeof v === 'string' && !onField(b.term) && f !== '_id' ? { $or: [{ [f]: { $lt: v } }, { [f]: { $type: 'number' } }] } : { [f]: { $lt: v } });
+  return parts.length === 1 ? parts[0]! : { $and: parts };
+}
+
+/**
+ * A keyset page: one `find` of the filter and the position's branches (a range of the sort
+ * index each), in the sort order, limit + 1 documents: the server never returns more, at any
+ * depth.
+ */
+export async function runPage(objects: Collection<StoredDoc>, filter: Filter<StoredDoc>, query: KeysetQuery, native: NativeFields): Promise<KeysetPage> {
+  const terms = keysetTerms(query.sort);
+  let f = filter;
+  if (query.after) {
+    const branches = branchesAfter(terms, query.after).map((b) => branchFilter(terms, b, native));
+    const after: Filter<StoredDoc> = branches.length === 0 ? { _id: { $exists: false } } : branches.length === 1 ? branches[0]! : { $or: branches };
+    f = Object.keys(filter).length === 0 ? after : { $and: [filter, after] };
+  }
+  const want = query.limit + 1;
+  const docs = await objects
+    .find(f, { projection: PAGE_PROJECTION })
+    .sort(toSort(terms, native))
+    .limit(want)
+    .batchSize(want)
+    .toArray();
+  const page = docs.slice(0, query.limit);
+  const keyOf = (doc: StoredDoc): SortKey =>
+    terms.map((t) => {
+      if (t.index === NAME_INDEX) return doc._id;
+      const path = native.get(t.index);
+      if (path) return nativeValue(doc, path);
+      return doc._svc?.s?.[enc(t.index)] ?? null;
+    });
+  return { items: page.map(fromDoc), keys: page.map(keyOf), more: docs.length > query.limit };
 }

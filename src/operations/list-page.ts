@@ -1,0 +1,161 @@
+/**
+ * Keyset lists (docs/API.md §12, §13): REST `limit`/`continue` and GraphQL connections. A page
+ * is read by the store from the position a token holds on (ModelStore.page), so its cost does
+ * not grow with its depth; the token is bound to the query (query/cursor.ts). No total is
+ * counted unless a connection's `totalCount` is asked for.
+ */
+import { BadRequest } from '../errors/index.js';
+import { checkLimit, decodeCursor, encodeCursor, type CursorScope } from '../query/cursor.js';
+import { checkFieldsIndexed, planListQuery } from '../query/plan.js';
+import type { ListParams, Requirement, SortSpec } from '../query/types.js';
+import type { ApiObject } from '../store/object.js';
+import type { IndexRequirement, SortKey, SortTerm, StoreQuery } from '../store/types.js';
+import { isRangeOp } from '../store/types.js';
+import { canonicalWhere } from '../store/numeric.js';
+import { keysetTerms } from '../store/keyset.js';
+import { authorize, present, storeFailure } from './common.js';
+import { indexesOf, planList } from './list.js';
+import type { ModelEntry, OperationContext } from './types.js';
+
+/** The answer to a REST list with `limit` (docs/API.md §12). */
+export interface KeysetListResult {
+  items: ApiObject[];
+  resourceVersion: string;
+  /** The token of the next page; "" on the last page. */
+  continue: string;
+  /** Left out: it would cost a count of every match. */
+  remainingItemCount?: number;
+}
+
+/** A planned query's scope, the one its tokens are bound to. */
+const scopeOf = (entry: ModelEntry, q: Pick<StoreQuery, 'where' | 'sort'>): CursorScope => ({
+  model: `${entry.model.group}/${entry.model.version}/${entry.model.plural}`,
+  where: q.where,
+  sort: q.sort,
+});
+
+/** GET a collection with `limit` (and `continue`): one keyset page. */
+export async function listKeysetPage(ctx: OperationContext, entry: ModelEntry, params: ListParams): Promise<KeysetListResult> {
+  if (params.page !== undefined || params.size !== undefined) {
+    throw new BadRequest('limit and continue cannot be combined with page or size: use either keyset pages (limit, continue) or numbered pages (page, size)');
+  }
+  if (params.limit === undefined) throw new BadRequest('continue needs limit (the page size, 1 to 1000)');
+  const limit = checkLimit('limit', params.limit);
+  await authorize(ctx, entry, 'list');
+  const q = planList(entry, { sort: params.sort, labelSelector: params.labelSelector, fieldSelector: params.fieldSelector });
+  const scope = scopeOf(entry, q);
+  const after = params.continue === undefined || params.continue === '' ? undefined : decodeCursor(scope, params.continue);
+  const page = await readPage(entry, q, limit, after, false);
+  return {
+    items: page.items,
+    resourceVersion: page.resourceVersion,
+    continue: page.more ? encodeCursor(scope, page.keys.at(-1)!) : '',
+  };
+}
+
+/** What a connection asks for (docs/API.md §13), already typed by the GraphQL door. */
+export interface ConnectionArgs {
+  labels: Requirement[];
+  fields: Requirement[];
+  sort: SortSpec[];
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+  /** Count every match (only when `totalCount` is selected). */
+  total: boolean;
+}
+
+export interface ConnectionResult {
+  edges: { cursor: string; node: ApiObject }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  totalCount?: number;
+  resourceVersion: string;
+}
+
+/** Relay's argument rules, checked before anything is read. */
+function checkConnectionArgs(a: ConnectionArgs): { n: number; backward: boolean } {
+  const has = (v: unknown) => v !== undefined && v !== null;
+  if (has(a.first) && has(a.last)) throw new BadRequest('give first or last, not both');
+  if (has(a.first) && has(a.before)) throw new BadRequest('first cannot be combined with before (use last with before)');
+  if (has(a.last) && has(a.after)) throw new BadRequest('last cannot be combined with after (use first with after)');
+  if (has(a.after) && has(a.before)) throw new BadRequest('give after or before, not both');
+  if (has(a.last)) return { n: checkLimit('last', a.last!), backward: true };
+  if (has(a.first)) return { n: checkLimit('first', a.first!), backward: false };
+  return { n: 20, backward: has(a.before) };
+}
+
+/** One page of a connection: `first` after a cursor, or `last` before one. */
+export async function listConnection(ctx: OperationContext, entry: ModelEntry, args: ConnectionArgs): Promise<ConnectionResult> {
+  const { n, backward } = checkConnectionArgs(args);
+  await authorize(ctx, entry, 'list');
+  const q = planRequirements(entry, args.labels, args.fields, args.sort);
+  const scope = scopeOf(entry, q);
+  const token = backward ? args.before : args.after;
+  const from = token === undefined || token === null ? undefined : decodeCursor(scope, token, backward ? 'before cursor' : 'after cursor');
+  const [page, behind, totalCount] = await Promise.all([
+    readPage(entry, q, n, from, backward),
+    // Whether anything lies on the other side of the cursor: one object at most, from the index.
+    from === undefined ? Promise.resolve(false) : readPage(entry, q, 1, from, !backward).then((p) => p.items.length > 0, () => false),
+    args.total ? count(entry, q) : Promise.resolve(undefined),
+  ]);
+  const cursors = page.keys.map((k) => encodeCursor(scope, k));
+  return {
+    edges: page.items.map((node, i) => ({ cursor: cursors[i]!, node })),
+    pageInfo: {
+      hasNextPage: backward ? behind : page.more,
+      hasPreviousPage: backward ? page.more : behind,
+      startCursor: cursors[0] ?? null,
+      endCursor: cursors.at(-1) ?? null,
+    },
+    ...(totalCount !== undefined && { totalCount }),
+    resourceVersion: page.resourceVersion,
+  };
+}
+
+/**
+ * Plans typed requirements (GraphQL `where`) as list parameters are planned: fields must be
+ * indexed, the sort too; values of numeric indexes in canonical form, and range requirements on
+ * them marked numeric (for in-memory matching, query/match.ts).
+ */
+export function planRequirements(entry: ModelEntry, labels: Requirement[], fields: Requirement[], sort: SortSpec[]): StoreQuery {
+  const indexes = indexesOf(entry);
+  checkFieldsIndexed(fields, indexes);
+  const q = planListQuery({ labels, fields, sort }, indexes);
+  const numeric = new Set(entry.model.indexes.filter((i) => i.numeric).map((i) => i.name));
+  if (numeric.size === 0) return q;
+  const where = canonicalWhere(q.where, numeric).map((r): IndexRequirement => (numeric.has(r.index) && isRangeOp(r.op) ? { ...r, numeric: true } : r));
+  return { ...q, where };
+}
+
+async function count(entry: ModelEntry, q: StoreQuery): Promise<number> {
+  try {
+    return (await entry.store.list({ where: q.where, sort: q.sort, offset: 0, limit: 0 })).total;
+  } catch (e) {
+    storeFailure(entry, '', e);
+  }
+}
+
+/** Reverses an order: each term's direction (objects without a value move to the other end alike). */
+const reversed = (sort: SortTerm[]): SortTerm[] =>
+  keysetTerms(sort).map((t) => ({ index: t.index, direction: t.direction === 'asc' ? 'desc' : 'asc' }));
+
+/**
+ * `limit` objects after `after` in the query's order, or (backward) the `limit` objects just
+ * before it, still in the query's order; `more`: whether more lie beyond them in that direction.
+ */
+async function readPage(entry: ModelEntry, q: StoreQuery, limit: number, after: SortKey | undefined, backward: boolean) {
+  try {
+    const resourceVersion = await entry.store.resourceVersion();
+    const sort = backward ? reversed(q.sort) : keysetTerms(q.sort);
+    const page = await entry.store.page({ where: q.where, sort, limit, ...(after && { after }) });
+    const items = page.items.map((o) => present(entry, o));
+    if (backward) {
+      items.reverse();
+      page.keys.reverse();
+    }
+    return { items, keys: page.keys, more: page.more, resourceVersion };
+  } catch (e) {
+    storeFailure(entry, '', e);
+  }
+}
