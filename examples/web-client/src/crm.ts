@@ -11,23 +11,26 @@ import {
   type ContactsByTagQuery,
 } from './gql/graphql.js';
 
-export type Contact = ContactsByTagQuery['crmExampleNet_v1_people']['items'][number];
+export type Contact = ContactsByTagQuery['crmExampleNet_v1_peopleConnection']['edges'][number]['node'];
 export type ContactEvent = ContactChangesSubscription['crmExampleNet_v1_watchPeople'];
 
-/** Every contact with `tag`, page after page, and the position to watch from. */
-export async function contactsByTag(apollo: ApolloClient, tag: string, size = 20): Promise<{ contacts: Contact[]; resourceVersion: string }> {
+/** Every contact with `tag`, page after page (`size` a page), the total, and the position to watch from. */
+export async function contactsByTag(
+  apollo: ApolloClient,
+  tag: string,
+  size = 20,
+): Promise<{ contacts: Contact[]; totalCount: number; resourceVersion: string }> {
   const contacts: Contact[] = [];
+  let after: string | null | undefined;
   let resourceVersion = '';
-  for (let page = 1; ; page++) {
-    const { data } = await apollo.query({
-      query: ContactsByTagDocument,
-      variables: { selector: [`spec.tags=${tag}`], page, size },
-      fetchPolicy: 'network-only',
-    });
-    const list = data!.crmExampleNet_v1_people;
-    contacts.push(...list.items);
-    if (page === 1) resourceVersion = list.resourceVersion;
-    if (!list.hasNext) return { contacts, resourceVersion };
+  for (;;) {
+    const { data } = await apollo.query({ query: ContactsByTagDocument, variables: { tag, first: size, after }, fetchPolicy: 'network-only' });
+    const page = data!.crmExampleNet_v1_peopleConnection;
+    contacts.push(...page.edges.map((e) => e.node));
+    // Watching from the first page's position misses nothing that changed during the walk.
+    resourceVersion ||= page.resourceVersion;
+    after = page.pageInfo.endCursor;
+    if (!page.pageInfo.hasNextPage) return { contacts, totalCount: page.totalCount, resourceVersion };
   }
 }
 
