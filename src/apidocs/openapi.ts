@@ -18,6 +18,7 @@
 import { groupTypePrefix, typeName, upperFirst, versionTypePart } from '../graphql/naming.js';
 import type { Model } from '../registry/model.js';
 import type { RouteOpenAPI } from '../plugins/code-loader.js';
+import { MAX_TIMEOUT_SECONDS } from '../watch/rest-sinks.js';
 
 type Json = Record<string, unknown>;
 
@@ -124,7 +125,10 @@ function sharedComponents(): { schemas: Json; responses: Json; parameters: Json;
     size: { name: 'size', in: 'query', required: false, description: 'Page size; every object when omitted.', schema: { type: 'integer', minimum: 0 } },
     sort: repeatable('sort', '`field,asc|desc` on an indexed field; repeatable. Default `metadata.creationTimestamp,desc` then `metadata.name,asc`.'),
     labelSelector: repeatable('labelSelector', 'Label terms (`k=v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`), comma-separated; repeatable, all ANDed.'),
-    fieldSelector: repeatable('fieldSelector', 'Terms on indexed fields (`name` means metadata.name), comma-separated; repeatable, all ANDed.'),
+    fieldSelector: repeatable(
+      'fieldSelector',
+      'Terms on indexed fields (`name` means metadata.name), comma-separated; repeatable, all ANDed. A value is everything after its operator up to the next unescaped comma, spaces included (`spec.author=Ada Lovelace`); `\\` escapes `,` `(` `)` `=` `!` and `\\`.',
+    ),
     limit: {
       name: 'limit',
       in: 'query',
@@ -146,9 +150,28 @@ function sharedComponents(): { schemas: Json; responses: Json; parameters: Json;
       description: '`true` turns the list into a watch: an application/x-ndjson stream of `{type, object, resourceVersion}` events (or use a WebSocket upgrade on the same path).',
       schema: { type: 'boolean' },
     },
-    resourceVersion: { name: 'resourceVersion', in: 'query', required: false, description: 'Watch: resume after this change-feed position.', schema: { type: 'string' } },
-    allowWatchBookmarks: { name: 'allowWatchBookmarks', in: 'query', required: false, description: 'Watch: send BOOKMARK events.', schema: { type: 'boolean' } },
-    timeoutSeconds: { name: 'timeoutSeconds', in: 'query', required: false, description: 'Watch: end the stream after this many seconds.', schema: { type: 'integer', minimum: 0 } },
+    resourceVersion: {
+      name: 'resourceVersion',
+      in: 'query',
+      required: false,
+      description:
+        'Watch: resume after this change-feed position. Without it the stream opens with ADDED for every match, then one BOOKMARK annotated `k8s.io/initial-events-end: "true"`.',
+      schema: { type: 'string' },
+    },
+    allowWatchBookmarks: {
+      name: 'allowWatchBookmarks',
+      in: 'query',
+      required: false,
+      description: 'Watch: `true` adds a BOOKMARK with the latest position every 10 s (default `false`). The BOOKMARK ending the initial events comes either way.',
+      schema: { type: 'boolean', default: false },
+    },
+    timeoutSeconds: {
+      name: 'timeoutSeconds',
+      in: 'query',
+      required: false,
+      description: 'Watch: the stream ends cleanly (ndjson: end of the body; WebSocket: close 1000) after this many seconds; 0 or absent: no timeout. Else 400.',
+      schema: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_SECONDS },
+    },
   };
   const securitySchemes: Json = {
     basicAuth: { type: 'http', scheme: 'basic', description: 'Username and password.' },

@@ -71,6 +71,11 @@ function envelopeTypes(names: ModelNames, types: ModelTypes) {
       type: { type: nonNull(WatchEventTypeEnum) },
       object: { type: types.output, description: 'The object as of the event; null for BOOKMARK.' },
       resourceVersion: { type: nonNull(GraphQLString), description: 'Position of the event in the change feed (opaque).' },
+      initialEventsEnd: {
+        type: nonNull(GraphQLBoolean),
+        description:
+          'True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event.',
+      },
     },
   });
   return { list, watchEvent };

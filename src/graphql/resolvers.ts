@@ -22,6 +22,7 @@ import {
 import { attributesOf } from '../security/authorizer.js';
 import type { ApiObject } from '../store/object.js';
 import type { GraphQLContext } from './context.js';
+import { isInitialEventsEnd } from '../watch/encode.js';
 import { createEventStream } from '../watch/event-stream.js';
 import { inputToJson } from './json-schema-types.js';
 import { watchEventError } from './errors.js';
@@ -30,11 +31,15 @@ import type { Me, WatchEventType } from './generated/types.js';
 type Args = Record<string, unknown>;
 type Resolver = GraphQLFieldResolver<unknown, GraphQLContext, Args>;
 
-/** The per-model payload of a subscription: the WatchEvent, with BOOKMARK objects dropped. */
+/**
+ * The per-model payload of a subscription: the WatchEvent, with BOOKMARK objects dropped and the
+ * end of the initial events as a flag (REST carries it as the BOOKMARK object's annotation).
+ */
 export interface WatchPayload {
   type: WatchEventType;
   object: ApiObject | null;
   resourceVersion: string;
+  initialEventsEnd: boolean;
 }
 
 const opContext = (ctx: GraphQLContext): OperationContext => ({ caller: ctx.caller, authorizer: ctx.authorizer, watches: ctx.watches });
@@ -105,6 +110,8 @@ export function modelResolvers(
           labelSelector: strings(args.labelSelector),
           fieldSelector: strings(args.fieldSelector),
           resourceVersion: optional(args.resourceVersion as string | null),
+          // Periodic BOOKMARKs as always on subscriptions (REST asks with allowWatchBookmarks).
+          bookmarks: true,
         });
         try {
           const stop = await prepared.start({ send: (event) => stream.push(event), end: () => stream.end() });
@@ -119,7 +126,7 @@ export function modelResolvers(
       resolve(event): WatchPayload {
         if (event.type === 'ERROR') throw watchEventError(event.object);
         const object = event.type === 'BOOKMARK' ? null : (event.object as ApiObject);
-        return { type: event.type, object, resourceVersion: event.resourceVersion };
+        return { type: event.type, object, resourceVersion: event.resourceVersion, initialEventsEnd: isInitialEventsEnd(event) };
       },
     },
   };

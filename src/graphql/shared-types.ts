@@ -94,7 +94,7 @@ export const WatchEventTypeEnum = new GraphQLEnumType({
     ADDED: { description: 'The object was created, or started matching the selectors.' },
     MODIFIED: { description: 'The object changed and still matches.' },
     DELETED: { description: 'The object was removed, or stopped matching the selectors.' },
-    BOOKMARK: { description: 'A progress marker; `object` is null.' },
+    BOOKMARK: { description: 'A progress marker; `object` is null. `initialEventsEnd` marks the one ending the initial events.' },
   },
 });
 

@@ -114,7 +114,7 @@ async function startWatch(
     w.stop();
     throw lost(entry, e);
   }
-  return w.run(() => authorizeWatch(ctx, entry, true));
+  return w.run(() => authorizeWatch(ctx, entry, true), opts);
 }
 
 /** A store failure as the ApiError a watch reports. */

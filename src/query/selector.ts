@@ -15,9 +15,15 @@
  *                                              fields: a dotted path, `name` → `metadata.name`
  *   value    := ( plain | '\' escaped )*       may be empty (`k=`) for labels only
  *
- * Whitespace is allowed around every token; it ends a value (write `\ ` for a literal space).
- * Reserved in values: whitespace and  , ( ) = ! < > ~ \  — each is written as `\` + the character.
- * Any other escape (`\a`, a trailing `\`) is a 400. Escapes are not allowed in keys.
+ * Whitespace is allowed around every token. It ends a label value and a set member (write `\ `
+ * for a literal space). A field selector's single value takes what people type: everything after
+ * the operator up to the next unescaped comma, inner spaces included (`spec.author=Ada Lovelace`,
+ * as Kubernetes reads field selectors); whitespace at its two ends is trimmed, like around every
+ * other token, unless escaped (`\ `). Kubernetes keeps it, but there `k = v` is not a selector.
+ * Reserved in values: , ( ) = ! \  (and < > ~ and whitespace where they end a value: in label
+ * values and set members) — each is written as `\` + the character, which is also accepted for
+ * < > ~ and whitespace anywhere. Any other escape (`\a`, a trailing `\`) is a 400. Escapes are
+ * not allowed in keys. `escapeSelectorValue` (./escape.ts) writes any string as a value.
  * Commas inside `( … )` separate set members, not terms. Set members are de-duplicated.
  * Operators other than the above (`k>v`, `k=~v`, `k===v`, `k exists`) are rejected.
  * Every error is a BadRequest naming the offending term verbatim.
@@ -31,6 +37,8 @@ const KEY_CHAR = /[A-Za-z0-9_./-]/;
 const WS = /\s/;
 const RESERVED = new Set([',', '(', ')', '=', '!', '<', '>', '~', '\\']);
 const OPERATOR_CHAR = /[=!<>~]/;
+/** Reserved characters that are plain inside a field selector's single value (after its operator). */
+const TYPED_PLAIN = new Set(['<', '>', '~']);
 
 const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -161,7 +169,7 @@ function parseTerm(term: string, kind: SelectorKind): Requirement {
     expectEnd('")"');
   } else {
     if (setOnly) fail(`expected "(" after "${op}"`);
-    values = [readValue(cur, fail)];
+    values = [readValue(cur, fail, kind === 'field')];
     expectEnd('value');
   }
   for (const v of values) checkValue(v, kind, fail);
@@ -177,10 +185,13 @@ function readKey(cur: Cursor, fail: (reason: string) => never): string {
   return key;
 }
 
-/** Reads one value up to whitespace, end, or a reserved character (which is left for the caller). */
-function readValue(cur: Cursor, fail: (reason: string) => never): string {
+/**
+ * Reads one value up to the end, a reserved character (which is left for the caller) or, unless
+ * `typed` (a field selector's single value: spaces and < > ~ are part of it), whitespace.
+ */
+function readValue(cur: Cursor, fail: (reason: string) => never, typed = false): string {
   let out = '';
-  while (!cur.done && !WS.test(cur.c)) {
+  while (!cur.done && (typed || !WS.test(cur.c))) {
     const c = cur.c;
     if (c === '\\') {
       const next = cur.s[cur.i + 1];
@@ -190,7 +201,7 @@ function readValue(cur: Cursor, fail: (reason: string) => never): string {
       cur.i += 2;
       continue;
     }
-    if (RESERVED.has(c)) {
+    if (RESERVED.has(c) && !(typed && TYPED_PLAIN.has(c))) {
       if (c === ',' || c === ')') break; // set separators; top-level commas never reach here
       fail(`unexpected "${c}" in value (escape it as "\\${c}")`);
     }

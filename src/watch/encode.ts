@@ -1,7 +1,7 @@
 /**
  * The wire form of watch events, shared by every transport: JSON text and its UTF-8 bytes,
- * computed once per event object however many watchers send it, and the ERROR event of an
- * ApiError.
+ * computed once per event object however many watchers send it, the BOOKMARK events and the
+ * ERROR event of an ApiError.
  *
  * Module-level state: the two WeakMaps below are memos keyed by event objects, which are never
  * modified once built. What they hold is a pure function of the key (its JSON), nothing that
@@ -9,7 +9,26 @@
  * watch state is per gateway (./hub.ts).
  */
 import type { ApiError } from '../errors/index.js';
+import type { ApiObject } from '../store/object.js';
 import type { WatchEvent } from './types.js';
+
+/** The annotation of the BOOKMARK that ends a watch's initial events, as Kubernetes names it. */
+export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+/**
+ * A BOOKMARK at `resourceVersion`. Its object is of the model's kind with nothing but
+ * `metadata.resourceVersion` (and, for the one ending the initial events, the annotation
+ * `k8s.io/initial-events-end: "true"`), as Kubernetes sends it.
+ */
+export function bookmarkEvent(model: { apiVersion: string; kind: string }, resourceVersion: string, initialEventsEnd = false): WatchEvent {
+  const metadata = initialEventsEnd ? { resourceVersion, annotations: { [INITIAL_EVENTS_END]: 'true' } } : { resourceVersion };
+  const object = { apiVersion: model.apiVersion, kind: model.kind, metadata } as unknown as ApiObject;
+  return { type: 'BOOKMARK', object, resourceVersion };
+}
+
+/** Whether `e` is the BOOKMARK that ends the initial events. */
+export const isInitialEventsEnd = (e: WatchEvent): boolean =>
+  e.type === 'BOOKMARK' && (e.object as ApiObject).metadata?.annotations?.[INITIAL_EVENTS_END] === 'true';
 
 export const errorEvent = (err: ApiError): WatchEvent => ({
   type: 'ERROR',

@@ -11,6 +11,10 @@
  * for sockets that agreed permessage-deflate: ./frames.ts) are built once per array and leave
  * in one write per socket.
  *
+ * Parameters (`watchOptions`): `allowWatchBookmarks=true` adds the periodic BOOKMARKs and
+ * `timeoutSeconds=N` ends the stream cleanly after N seconds, as in Kubernetes; the BOOKMARK
+ * ending the initial events comes whatever they say.
+ *
  * Resource safety: a consumer whose unsent data stays above `softBufferBytes` for `stallMs`, or
  * exceeds `hardBufferBytes` when the next delivery comes, gets ERROR 503 and is disconnected
  * (its subscription ends at once, its socket within a second); WebSockets are pinged every
@@ -21,7 +25,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { closeCodeOf, closeReason } from '../errors/http.js';
-import { Unavailable, toApiError } from '../errors/index.js';
+import { BadRequest, Unavailable, toApiError } from '../errors/index.js';
 import type { OpenStreams } from '../net/shutdown.js';
 import type { BoundedWebSocketServer } from '../net/websocket.js';
 import type { RequestTarget } from '../request/requestinfo.js';
@@ -37,14 +41,42 @@ export interface SinkParts {
   streams: OpenStreams;
 }
 
-/** The watch options of a REST request's query string. */
+/** The largest `timeoutSeconds` a REST watch takes (one day); more is a 400. */
+export const MAX_TIMEOUT_SECONDS = 86_400;
+
+/**
+ * The watch options of a REST request's query string (400 on a malformed one):
+ *  - `allowWatchBookmarks`: `true`/`1` asks for periodic BOOKMARKs, `false`/`0`/absent not
+ *    (Kubernetes' default); anything else is a 400 rather than a silent no;
+ *  - `timeoutSeconds`: an integer 0–MAX_TIMEOUT_SECONDS; the stream then ends cleanly after that
+ *    many seconds (0 or absent: no timeout, Kubernetes' 0 being "the server's default").
+ */
 export function watchOptions(url: RequestTarget): WatchOptions {
-  const rv = url.searchParams.get('resourceVersion');
+  const q = url.searchParams;
+  const rv = q.get('resourceVersion');
   return {
-    labelSelector: url.searchParams.getAll('labelSelector'),
-    fieldSelector: url.searchParams.getAll('fieldSelector'),
+    labelSelector: q.getAll('labelSelector'),
+    fieldSelector: q.getAll('fieldSelector'),
     resourceVersion: rv === null || rv === '' ? undefined : rv,
+    bookmarks: booleanParam(q, 'allowWatchBookmarks'),
+    timeoutSeconds: timeoutParam(q.get('timeoutSeconds')),
   };
+}
+
+function booleanParam(q: URLSearchParams, name: string): boolean {
+  const v = q.get(name);
+  if (v === null || v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true' || v === '1') return true;
+  throw new BadRequest(`${name} must be true or false, not ${JSON.stringify(v.slice(0, 40))}`);
+}
+
+function timeoutParam(v: string | null): number | undefined {
+  if (v === null || v === '') return undefined;
+  const n = /^\d{1,6}$/.test(v) ? Number(v) : NaN;
+  if (!(n <= MAX_TIMEOUT_SECONDS)) {
+    throw new BadRequest(`timeoutSeconds must be an integer from 0 to ${MAX_TIMEOUT_SECONDS}, not ${JSON.stringify(v.slice(0, 40))}`);
+  }
+  return n;
 }
 
 const slowConsumer = () =>

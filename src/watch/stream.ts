@@ -9,18 +9,21 @@
  * Semantics:
  *  - Selectors apply to the object before and after each change (events carry both): leaving the
  *    selection is DELETED, entering it is ADDED, also for changes replayed on resume.
- *  - Without a resume point: ADDED for every current match (`announce`), then every change after
- *    the list's position; changes the list already reflected are not repeated.
- *  - BOOKMARK every `bookmarkMs` with the latest position; the right is checked again every
- *    `recheckMs` (revoked → ERROR 403 and the end); a model that stops being served ends its
- *    streams with ERROR 410 (./open-watches.ts).
+ *  - Without a resume point: ADDED for every current match (`announce`), then one BOOKMARK at
+ *    the list's position annotated `k8s.io/initial-events-end: "true"` (at once when nothing
+ *    matches; resuming from its resourceVersion misses nothing), then every change after the
+ *    list's position; changes the list already reflected are not repeated.
+ *  - When asked (`run`'s `bookmarks`), a BOOKMARK every `bookmarkMs` with the latest position;
+ *    the right is checked again every `recheckMs` (revoked → ERROR 403 and the end); a model
+ *    that stops being served ends its streams with ERROR 410 (./open-watches.ts); a stream with a
+ *    timeout ends cleanly (`sink.end()` without an ERROR) when it expires.
  *  - With a restricted scope (./rules.ts) events of other objects are never sent; the re-check
  *    updates the scope.
  */
 import { ApiError, Forbidden, Gone, Unavailable } from '../errors/index.js';
 import type { ApiObject } from '../store/object.js';
 import type { ChangeEvent, FeedGate, WatchHints } from '../store/types.js';
-import { errorEvent } from './encode.js';
+import { bookmarkEvent, errorEvent } from './encode.js';
 import type { FanOut, Selection, SelectorGate } from './fanout.js';
 import type { OpenWatches } from './open-watches.js';
 import type { WatchScope } from './rules.js';
@@ -81,7 +84,7 @@ export class WatchStream {
   readonly stop = (): void => {
     if (this.ended) return;
     this.ended = true;
-    for (const t of this.timers) clearInterval(t);
+    for (const t of this.timers) clearTimeout(t);
     this.untrack();
     this.unsubscribe?.();
     this.unsubscribe = undefined;
@@ -108,7 +111,10 @@ export class WatchStream {
     this.gated = true;
   }
 
-  /** The initial list: ADDED for every object in scope; changes up to `windowEnd` are reconciled with it. */
+  /**
+   * The initial list: ADDED for every object in scope, then the BOOKMARK ending the initial
+   * events at the list's position; changes up to `windowEnd` are reconciled with the list.
+   */
   announce(items: readonly ApiObject[], resourceVersion: string): void {
     this.position = resourceVersion;
     const known = (this.known = new Map());
@@ -117,6 +123,7 @@ export class WatchStream {
       known.set(obj.metadata.name, { version: obj.metadata.version ?? 0, created: obj.metadata.creationTimestamp });
       if (!this.ended) this.sink.send({ type: 'ADDED', object: this.sel.present(obj), resourceVersion });
     }
+    if (!this.ended) this.sink.send(bookmarkEvent(this.sel.entry.model, resourceVersion, true));
   }
 
   /** The last position whose changes may already be in the announced list. */
@@ -184,20 +191,32 @@ export class WatchStream {
   };
 
   /**
-   * The stream runs: BOOKMARKs and the periodic re-check (`recheck` resolves to the scope now
-   * allowed, or rejects with Forbidden when none is). Returns the stop function.
+   * The stream runs: periodic BOOKMARKs when `bookmarks`, the periodic re-check (`recheck`
+   * resolves to the scope now allowed, or rejects with Forbidden when none is), and the end after
+   * `timeoutSeconds` (0 or absent: none). Returns the stop function.
    */
-  run(recheck: () => Promise<WatchScope>): () => void {
+  run(recheck: () => Promise<WatchScope>, opts: { bookmarks?: boolean; timeoutSeconds?: number } = {}): () => void {
     if (this.ended) return this.stop;
     const { bookmarkMs, recheckMs } = this.parts.settings;
     const { model } = this.sel.entry;
-    const bookmark = setInterval(() => {
-      if (this.ended) return;
-      if (this.grouped) this.position = later(this.position, this.selGate.position);
-      if (this.position === '') return;
-      const object = { apiVersion: model.apiVersion, kind: model.kind, metadata: {} } as unknown as ApiObject;
-      this.sink.send({ type: 'BOOKMARK', object, resourceVersion: this.position });
-    }, bookmarkMs);
+    if (opts.bookmarks) {
+      const bookmark = setInterval(() => {
+        if (this.ended) return;
+        if (this.grouped) this.position = later(this.position, this.selGate.position);
+        if (this.position !== '') this.sink.send(bookmarkEvent(model, this.position));
+      }, bookmarkMs);
+      bookmark.unref();
+      this.timers.push(bookmark);
+    }
+    if (opts.timeoutSeconds) {
+      const timeout = setTimeout(() => {
+        if (this.ended) return;
+        this.stop();
+        this.sink.end();
+      }, opts.timeoutSeconds * 1000);
+      timeout.unref();
+      this.timers.push(timeout);
+    }
     const again = setInterval(() => {
       recheck().then(
         (names) => {
@@ -208,9 +227,8 @@ export class WatchStream {
         },
       );
     }, recheckMs);
-    bookmark.unref();
     again.unref();
-    this.timers.push(bookmark, again);
+    this.timers.push(again);
     return this.stop;
   }
 }

@@ -9,8 +9,19 @@ import type { WatchEventType } from '../store/types.js';
 export interface WatchOptions {
   labelSelector?: string[];
   fieldSelector?: string[];
-  /** Resume after this change-feed position; without it, ADDED for every current match first. */
+  /**
+   * Resume after this change-feed position; without it, ADDED for every current match first,
+   * then the BOOKMARK that ends the initial events (./encode.ts `initialEventsEnd`).
+   */
   resourceVersion?: string;
+  /**
+   * Periodic BOOKMARKs with the latest position (every `bookmarkMs`). REST sends them only when
+   * asked (`allowWatchBookmarks=true`, as Kubernetes); GraphQL subscriptions always. The BOOKMARK
+   * ending the initial events does not depend on it.
+   */
+  bookmarks?: boolean;
+  /** The stream ends cleanly (no ERROR) after this many seconds (REST `timeoutSeconds`); 0 or absent: never. */
+  timeoutSeconds?: number;
 }
 
 export interface WatchEvent {

@@ -32,11 +32,12 @@ describe('GraphQL over WebSocket', () => {
     const client = wsClient(env.gw);
     try {
       const events = client.iterate({ query: WATCH, variables: { l: ['people.example.com/group=watch'] } });
-      const [initial] = await take(events, 1);
+      const [initial, end] = await take(events, 2);
       expect(initial.data.peopleExampleCom_v1alpha1_watchPersons).toMatchObject({
         type: 'ADDED',
         object: { metadata: { name: 'w-existing' } },
       });
+      expect(end.data.peopleExampleCom_v1alpha1_watchPersons).toMatchObject({ type: 'BOOKMARK', object: null });
 
       await call(env.gw, 'POST', PERSONS, labelled('w-new', 'watch'));
       await call(env.gw, 'PATCH', `${PERSONS}/w-new`, { spec: { age: 31 } }, { 'content-type': 'application/merge-patch+json' });

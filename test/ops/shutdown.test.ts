@@ -79,7 +79,8 @@ describe.each(STORES)('graceful shutdown (%s)', (kind) => {
     });
     const gqlClosed = new Promise<number>((resolve) => client.on('closed', (e) => resolve((e as { code: number }).code)));
     const subscription = client.iterate({ query: GQL_WATCH });
-    expect((await take(subscription, 1))[0].data.peopleExampleCom_v1alpha1_watchPersons.type).toBe('ADDED');
+    // The initial ADDED, then the BOOKMARK that ends the initial events.
+    expect((await take(subscription, 2)).map((r) => r.data.peopleExampleCom_v1alpha1_watchPersons.type)).toEqual(['ADDED', 'BOOKMARK']);
 
     const slow = slowCreate(gw, 'in-flight');
     await sleep(200); // the request is in flight: headers and half of the body arrived

@@ -1,5 +1,9 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BadRequest } from '../../src/errors/index.js';
+import { escapeSelectorValue } from '../../src/query/escape.js';
 import { parseSelector } from '../../src/query/selector.js';
 import type { Requirement } from '../../src/query/types.js';
 
@@ -121,6 +125,58 @@ describe('parseSelector: field terms', () => {
   });
 });
 
+describe('parseSelector: a field value takes what people type (up to the next unescaped comma)', () => {
+  const cases: Array<[string, Requirement[]]> = [
+    ['spec.author=Ada Lovelace', [r('spec.author', 'in', ['Ada Lovelace'])]],
+    ['spec.author==Ada  Lovelace', [r('spec.author', 'in', ['Ada  Lovelace'])]],
+    ['spec.author!=Ada Lovelace', [r('spec.author', 'notin', ['Ada Lovelace'])]],
+    ['spec.title=a\tb', [r('spec.title', 'in', ['a\tb'])]],
+    ['spec.title=1 < 2 > 0 ~ x', [r('spec.title', 'in', ['1 < 2 > 0 ~ x'])]],
+    ['spec.title=a\\, b c,spec.x=d e', [r('spec.title', 'in', ['a, b c']), r('spec.x', 'in', ['d e'])]],
+    ['spec.author=Ada Lovelace, name=ada', [r('spec.author', 'in', ['Ada Lovelace']), r('metadata.name', 'in', ['ada'])]],
+    // unescaped whitespace at the two ends is trimmed, as around every token; `\ ` keeps it
+    ['spec.author = Ada Lovelace ', [r('spec.author', 'in', ['Ada Lovelace'])]],
+    ['spec.author=\\ Ada Lovelace\\ ', [r('spec.author', 'in', [' Ada Lovelace '])]],
+    // escapes inside a value with spaces
+    ['spec.title=Me\\, Myself \\(and I\\) \\= \\!\\\\', [r('spec.title', 'in', ['Me, Myself (and I) = !\\'])]],
+    // the set forms keep their syntax (members end at whitespace)
+    ['spec.x in (Ada\\ Lovelace, Grace)', [r('spec.x', 'in', ['Ada Lovelace', 'Grace'])]],
+    ['spec.x=( a , b )', [r('spec.x', 'in', ['a', 'b'])]],
+  ];
+  it.each(cases)('%j', (input, expected) => {
+    expect(parseSelector(input, 'field')).toEqual(expected);
+  });
+});
+
+describe('escapeSelectorValue', () => {
+  const values = ['Ada Lovelace', 'a,b', '(x)', 'a=b!=c', 'back\\slash', ' edges ', '\t', '<~>', 'Ünïcödé ✓', 'x'.repeat(200), ',,,', ')(', '=', '!'];
+  it.each(values)('%j reads back exactly as a field value, a set member and among other terms', (v) => {
+    const e = escapeSelectorValue(v);
+    expect(parseSelector(`spec.x=${e}`, 'field')).toEqual([r('spec.x', 'in', [v])]);
+    expect(parseSelector(`spec.x!=${e}`, 'field')).toEqual([r('spec.x', 'notin', [v])]);
+    expect(parseSelector(`spec.x in (${e},other)`, 'field')).toEqual([r('spec.x', 'in', [...new Set([v, 'other'])])]);
+    expect(parseSelector(`spec.x=${e},spec.y=${e}`, 'field')).toEqual([r('spec.x', 'in', [v]), r('spec.y', 'in', [v])]);
+  });
+  it('leaves plain values alone and escapes only what the parser reserves', () => {
+    expect(escapeSelectorValue('hello-world_1.2@x/y:z')).toBe('hello-world_1.2@x/y:z');
+    expect(escapeSelectorValue('Ada Lovelace, Countess')).toBe('Ada\\ Lovelace\\,\\ Countess');
+  });
+  it('is the package export svc-gateway/selectors (types from the source, code from its build in dist/)', () => {
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8'));
+    const entry = pkg.exports['./selectors'];
+    expect(entry).toEqual({ types: './src/query/escape.ts', default: './dist/query/escape.js' });
+    expect(existsSync(join(import.meta.dirname, '../..', entry.types))).toBe(true);
+  });
+  it('reads back any string (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }), (v) => {
+        expect(parseSelector(`spec.x=${escapeSelectorValue(v)}`, 'field')).toEqual([r('spec.x', 'in', [v])]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
 describe('parseSelector: escapes', () => {
   const cases: Array<[string, string[]]> = [
     ['spec.x=a\\,b', ['a,b']],
@@ -238,8 +294,6 @@ describe('parseSelector: malformed input is a 400 naming the term', () => {
     [' in (a)', 'in (a)'], // key "in", then "(": terms are quoted trimmed
     ['!!k', '!!k'],
     // trailing garbage
-    ['k=v w', 'k=v w'],
-    ['k = v w', 'k = v w'],
     ['!k=v', '!k=v'],
     ['!k v', '!k v'],
     ['!k in (a)', '!k in (a)'],
@@ -299,6 +353,10 @@ describe('parseSelector: malformed input is a 400 naming the term', () => {
     ['app=a\\,b', 'app=a\\,b'],
     ['app in (ok,-bad)', 'app in (ok,-bad)'],
     ['app notin (ok, bad!)', 'app notin (ok, bad!)'],
+    // label values cannot hold spaces: a space ends the value
+    ['k=v w', 'k=v w'],
+    ['k = v w', 'k = v w'],
+    ['k=a<b', 'k=a<b'],
   ];
   it.each(labelOnly)('label rules: %j', (input, term) => {
     expect400(input, 'label', term);
@@ -317,6 +375,19 @@ describe('parseSelector: malformed input is a 400 naming the term', () => {
   ];
   it.each(fieldOnly)('field rules: %j', (input, term) => {
     expect400(input, 'field', term);
+  });
+
+  // What still needs a `\` in a field value: , ( ) = ! and \ itself; sets keep their syntax.
+  it.each([
+    ['spec.x=Ada=Lovelace', 'unexpected "=" in value (escape it as "\\=")'],
+    ['spec.x=Ada!', 'unexpected "!" in value'],
+    ['spec.x=Ada (Countess)', 'unexpected "(" in value'],
+    ['spec.x=Ada)', 'unexpected ")" after value'],
+    ['spec.x=Ada\\q', 'invalid escape "\\q"'],
+    ['spec.x in (Ada Lovelace)', 'unexpected "L" in set'],
+    ['spec.x=~Ada', 'unknown operator "=~"'],
+  ])('field value %j is a 400: %s', (input, reason) => {
+    expect(() => parseSelector(input, 'field')).toThrow(reason);
   });
 
   it('gives a reason after the term', () => {

@@ -30,15 +30,18 @@ describe('REST watch over WebSocket', () => {
     await call(gw, 'PATCH', `${PERSONS}/w2`, { metadata: { labels: { 'people.example.com/t': 'b' } } }, { 'content-type': 'application/merge-patch+json' });
     await call(gw, 'PATCH', `${PERSONS}/other`, { metadata: { labels: { 'people.example.com/t': 'a' } } }, { 'content-type': 'application/merge-patch+json' });
     await call(gw, 'DELETE', `${PERSONS}/w1`);
-    const events = await w.until(5);
-    expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([
+    const events = await w.until(6);
+    const end = (e: any) => `initial-events-end=${e.object.metadata.annotations['k8s.io/initial-events-end']}`;
+    expect(events.map((e) => [e.type, e.type === 'BOOKMARK' ? end(e) : e.object.metadata.name])).toEqual([
       ['ADDED', 'w1'],
+      ['BOOKMARK', 'initial-events-end=true'],
       ['ADDED', 'w2'],
       ['DELETED', 'w2'],
       ['ADDED', 'other'],
       ['DELETED', 'w1'],
     ]);
-    expect(new Set(events.slice(1).map((e) => e.resourceVersion)).size).toBe(4);
+    expect(events[1].resourceVersion).toBe(events[0].resourceVersion);
+    expect(new Set(events.slice(2).map((e) => e.resourceVersion)).size).toBe(4);
     w.ws.close();
   });
 

@@ -65,7 +65,9 @@ async function watchEverywhere(gw: TestGateway, name: string) {
   expect((await nd.response).status).toBe(200);
   const client = wsClient(gw, undefined, { authorization: adminAuth });
   const sub = client.iterate({ query: SUBSCRIBE, variables: { f: [`name=${name}`] } });
-  await sleep(200); // let the subscription subscribe before the writes
+  // The subscription is open once the BOOKMARK ending its (empty) initial events arrived.
+  const [end] = await take(sub, 1);
+  expect(end.data.peopleExampleCom_v1alpha1_watchPersons.type).toBe('BOOKMARK');
   return {
     /** The first `n` change events of each door, as [REST ws, ndjson, GraphQL]. */
     async take(n: number): Promise<any[][]> {

@@ -109,7 +109,7 @@ describe.each(STORES)('shared fan-out (%s)', (kind) => {
 
   it('a watcher the gate keeps every change from still gets BOOKMARKs at the latest position', async () => {
     gw.watches.configure({ bookmarkMs: 100 });
-    const w = openWatch(gw, `?labelSelector=${LABEL}=nothing&resourceVersion=${await currentVersion(gw)}`);
+    const w = openWatch(gw, `?labelSelector=${LABEL}=nothing&resourceVersion=${await currentVersion(gw)}&allowWatchBookmarks=true`);
     await w.opened;
     for (let i = 0; i < 3; i++) await write(gw, 'POST', PERSONS, person(`${kind}-bm-${i}`, { [LABEL]: 'elsewhere' }));
     const now = await currentVersion(gw);

@@ -97,10 +97,11 @@ describe.each(STORES)('watch over the durable feed (%s)', (kind) => {
   it('resumes across a reconnect and a gateway restart without loss or duplicate', async () => {
     const w1 = openWatch(gw, `?labelSelector=${LABEL}=rs`);
     await w1.opened;
-    await sleep(200); // the (empty) initial list is read; rs-1 arrives as a live change
+    // The (empty) initial list is read once its BOOKMARK came; rs-1 arrives as a live change.
+    await w1.until((ev) => ev.length >= 1, 'the BOOKMARK ending the initial events');
     await write(gw, 'POST', PERSONS, person(`rs-1-${kind}`, { [LABEL]: 'rs' }));
-    await w1.until((ev) => ev.length >= 1, 'first event');
-    const last = w1.events[0].resourceVersion;
+    await w1.until(() => w1.changes().length >= 1, 'first change');
+    const last = w1.changes()[0].resourceVersion;
     w1.close();
     await w1.closed;
     await write(gw, 'POST', PERSONS, person(`rs-2-${kind}`, { [LABEL]: 'rs' }));
@@ -120,7 +121,7 @@ describe.each(STORES)('watch over the durable feed (%s)', (kind) => {
 
   it('sends BOOKMARK events with the latest position at a steady interval', async () => {
     gw.watches.configure({ bookmarkMs: 100 });
-    const w = openWatch(gw, `?labelSelector=${LABEL}=bm`);
+    const w = openWatch(gw, `?labelSelector=${LABEL}=bm&allowWatchBookmarks=true`);
     await w.opened;
     await w.until((ev) => ev.some((e) => e.type === 'BOOKMARK'), 'a BOOKMARK');
     const created = await write(gw, 'POST', PERSONS, person(`bm-${kind}`, { [LABEL]: 'elsewhere' }));

@@ -60,7 +60,7 @@ export type WatchEventType =
   | 'MODIFIED'
   /** The object was removed, or stopped matching the selectors. */
   | 'DELETED'
-  /** A progress marker; `object` is null. */
+  /** A progress marker; `object` is null. `initialEventsEnd` marks the one ending the initial events. */
   | 'BOOKMARK';
 
 /** Relay page information. */
@@ -1516,6 +1516,8 @@ export type CoreV1alpha1RoleWatchEvent = {
   object?: Maybe<CoreV1alpha1Role>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type CoreV1alpha1RoleBindingWatchEvent = {
@@ -1525,6 +1527,8 @@ export type CoreV1alpha1RoleBindingWatchEvent = {
   object?: Maybe<CoreV1alpha1RoleBinding>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type CoreV1alpha1UserWatchEvent = {
@@ -1534,6 +1538,8 @@ export type CoreV1alpha1UserWatchEvent = {
   object?: Maybe<CoreV1alpha1User>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type ContentSvcRunV1alpha1PostWatchEvent = {
@@ -1543,6 +1549,8 @@ export type ContentSvcRunV1alpha1PostWatchEvent = {
   object?: Maybe<ContentSvcRunV1alpha1Post>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type CrmExampleNetV1PersonWatchEvent = {
@@ -1552,6 +1560,8 @@ export type CrmExampleNetV1PersonWatchEvent = {
   object?: Maybe<CrmExampleNetV1Person>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type PeopleExampleComV1alpha1PersonWatchEvent = {
@@ -1561,6 +1571,8 @@ export type PeopleExampleComV1alpha1PersonWatchEvent = {
   object?: Maybe<PeopleExampleComV1alpha1Person>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
 
 export type PluginSvcRunV1alpha1PluginWatchEvent = {
@@ -1570,4 +1582,6 @@ export type PluginSvcRunV1alpha1PluginWatchEvent = {
   object?: Maybe<PluginSvcRunV1alpha1Plugin>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
 };
