@@ -13,7 +13,7 @@ export type WatchEventType =
   | 'MODIFIED'
   /** The object was removed, or stopped matching the selectors. */
   | 'DELETED'
-  /** A progress marker; `object` is null. */
+  /** A progress marker; `object` is null. `initialEventsEnd` marks the one ending the initial events. */
   | 'BOOKMARK';
 
 export type ContactChangesSubscriptionVariables = Exact<{
