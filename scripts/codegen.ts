@@ -158,6 +158,12 @@ function targetsOf(config: CodegenConfig): { types: [string, Target]; client?: [
   return { types, client: entries.find(([, t]) => t.preset === 'client') };
 }
 
+/** The schema's TypeScript types alone (codegen.yml's types target), for the schema text given. */
+export async function generateTypes(schemaText: string): Promise<string> {
+  const [filename, target] = targetsOf(await readConfig()).types;
+  return (await runTarget(filename, target, schemaText, []))[filename]!;
+}
+
 /** Output path (relative to the repository) → generated text, for every target of codegen.yml. */
 export async function generate(schemaText?: string): Promise<Record<string, string>> {
   const config = await readConfig();
@@ -199,11 +205,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
         console.log(`wrote ${file}`);
       }
     } else {
-      const { types, client } = targetsOf(config);
-      if (values.out !== undefined) {
-        const [[, text]] = Object.entries(await runTarget(values.out, types[1], schemaText, []));
-        await writeOut(values.out, text!);
-      }
+      const { client } = targetsOf(config);
+      if (values.out !== undefined) await writeOut(values.out, await generateTypes(schemaText));
       if (values['client-out'] !== undefined) {
         if (!client) fail('codegen.yml: no client-preset target to take the settings from');
         const dir = callerPath(values['client-out']);
