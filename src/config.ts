@@ -22,6 +22,8 @@ export interface Config {
   auditLog?: string;
   /** SVC_AUDIT_POLICY: a YAML audit policy (levels None and Metadata per resource). */
   auditPolicy?: string;
+  /** SVC_GRAPHQL_OPERATIONS: a JSON file from hash to document; only those GraphQL operations run (docs/API.md §13). */
+  graphqlOperations?: string;
 }
 
 /** A flag or value the gateway cannot start with; its message is one line for the operator. */
@@ -53,6 +55,7 @@ export const ENV_ONLY: ReadonlyArray<readonly [string, string, string]> = [
   ['SVC_AUDIT_LOG', 'unset: no audit log', 'audit log file, - for stdout'],
   ['SVC_AUDIT_POLICY', 'unset: Metadata for every audited request', 'YAML audit policy (levels None and Metadata per resource)'],
   ['SVC_CORS_ORIGINS', 'unset: CORS off', 'comma-separated origins allowed by CORS'],
+  ['SVC_GRAPHQL_OPERATIONS', 'unset: any operation', 'JSON file from hash to document: only these GraphQL operations run'],
   ['OTEL_EXPORTER_OTLP_ENDPOINT', 'unset: no tracing', 'OTLP/HTTP endpoint traces are exported to (README "Traces")'],
   ...(Object.entries(LIMIT_ENV) as Array<[keyof typeof LIMITS, string]>).map(
     ([key, name]) => [name, String(LIMITS[key]), 'limit, see README "Limits"'] as const,
@@ -170,6 +173,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     logLevel,
     auditLog: env.SVC_AUDIT_LOG || undefined,
     auditPolicy: env.SVC_AUDIT_POLICY || undefined,
+    graphqlOperations: env.SVC_GRAPHQL_OPERATIONS || undefined,
     corsOrigins,
   };
 }

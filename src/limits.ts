@@ -58,6 +58,8 @@ export interface GatewayLimits {
   keepAliveTimeoutMs: number;
   /** Request line plus headers, bytes (the server's maxHeaderSize, set in server.ts; more gets 431). */
   headerBytes: number;
+  /** Cost of one GraphQL operation, computed before it runs (graphql/cost.ts) → BAD_REQUEST (400). */
+  graphqlMaxCost: number;
 }
 
 export const LIMITS: Readonly<GatewayLimits> = Object.freeze({
@@ -83,6 +85,7 @@ export const LIMITS: Readonly<GatewayLimits> = Object.freeze({
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5000,
   headerBytes: 16 * KiB,
+  graphqlMaxCost: 50_000,
 });
 
 /** Environment variables that override a row. */
@@ -92,6 +95,7 @@ export const LIMIT_ENV: Partial<Record<keyof GatewayLimits, string>> = {
   watchesPerUser: 'SVC_MAX_WATCHES_PER_USER',
   headersTimeoutMs: 'SVC_HEADERS_TIMEOUT_MS',
   requestTimeoutMs: 'SVC_REQUEST_TIMEOUT_MS',
+  graphqlMaxCost: 'SVC_GRAPHQL_MAX_COST',
 };
 
 /** The limits in force: defaults, then environment overrides, then explicit ones (tests). */

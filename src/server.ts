@@ -17,6 +17,7 @@ import { storeAddress, type Config } from './config.js';
 import { Unavailable } from './errors/index.js';
 import { sendJson, sendProblem } from './errors/http.js';
 import { createGraphQL } from './graphql/index.js';
+import { loadAllowList } from './graphql/persisted.js';
 import { createPipeline } from './http/pipeline.js';
 import { platformRoutes } from './http/platform-routes.js';
 import { createRouteTable, type CustomRoutes } from './http/routes.js';
@@ -148,7 +149,13 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   // JSON lines, or readable lines when stdout is a terminal (docs/API.md §10 request log).
   const log = options.logger ?? pino({ level: config.logLevel }, process.stdout.isTTY ? prettyDestination(process.stdout) : undefined);
 
-  // The audit policy is read first: a bad one fails the start before anything is opened.
+  // The GraphQL allow-list (docs/API.md §13) and the audit policy are read first: a bad one fails
+  // the start before anything is opened.
+  const allowList = config.graphqlOperations
+    ? await loadAllowList(config.graphqlOperations).catch((e: Error) => {
+        throw new StartError(e.message);
+      })
+    : undefined;
   const audit: AuditLog | undefined = config.auditLog
     ? openAuditLog({ path: config.auditLog, policyFile: config.auditPolicy, onError: (err) => log.error({ err: err.message }, 'audit log write failed') })
     : undefined;
@@ -201,6 +208,8 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   let pluginController: PluginController | undefined;
   const graphql = createGraphQL({
     registry,
+    limits: { maxCost: limits.graphqlMaxCost },
+    allowList,
     watches,
     observe: observer,
     authorizer,

@@ -229,6 +229,27 @@ function openFreeForm(node: unknown): void {
   for (const [k, v] of Object.entries(obj)) if (k !== 'enum' && k !== 'const' && k !== 'default' && k !== 'examples') openFreeForm(v);
 }
 
+/**
+ * Says what a reference (`x-svc-ref`, docs/API.md §13) means in its property's description; the
+ * keyword itself stays for generators and tools that read it.
+ */
+function describeRefs(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const x of node) describeRefs(x);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const obj = node as Json;
+  const ref = obj['x-svc-ref'] as { group?: unknown; version?: unknown; kind?: unknown; field?: unknown } | undefined;
+  if (ref && typeof ref === 'object' && typeof ref.kind === 'string') {
+    const apiVersion = ref.group ? `${String(ref.group)}/${String(ref.version)}` : String(ref.version);
+    const many = obj.type === 'array';
+    const note = `References ${many ? 'objects' : 'an object'} of kind ${ref.kind} (${apiVersion}) by metadata.name (x-svc-ref); GraphQL resolves ${many ? 'them' : 'it'} as \`${String(ref.field)}\`.`;
+    obj.description = typeof obj.description === 'string' && obj.description ? `${obj.description} ${note}` : note;
+  }
+  for (const [k, v] of Object.entries(obj)) if (k !== 'enum' && k !== 'const' && k !== 'default' && k !== 'examples' && k !== 'x-svc-ref') describeRefs(v);
+}
+
 /** The component schemas of one model: the object, its $defs, and its list envelope. */
 function modelSchemas(model: Model): Json {
   const type = typeName(model);
@@ -241,6 +262,8 @@ function modelSchemas(model: Model): Json {
   for (const s of Object.values(defs)) rewriteRefs(s, type);
   openFreeForm(root);
   openFreeForm(defs);
+  describeRefs(root);
+  describeRefs(defs);
   const properties = { ...((root.properties ?? {}) as Json) };
   properties.apiVersion = { type: 'string', description: `\`${model.apiVersion}\``, examples: [model.apiVersion] };
   properties.kind = { type: 'string', description: `\`${model.kind}\``, examples: [model.kind] };

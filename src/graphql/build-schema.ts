@@ -31,6 +31,8 @@ import { buildModelTypes, type ModelTypes } from './json-schema-types.js';
 import { CONNECTION_SHARED_TYPES, connectionField, connectionFieldName, connectionTypeNames } from './connections.js';
 import { describeModel, GRAPHQL_NAME, modelNames, rootFieldNames, type ModelNames } from './naming.js';
 import { canIResolver, meResolver, modelResolvers, type CallerDescription } from './resolvers.js';
+import { nodeFields, NodeInterface } from './node.js';
+import { addRelations } from './relations.js';
 import { JSONScalar, MeType, ObjectMetaInputType, ObjectMetaType, SHARED_TYPE_NAMES, WatchEventTypeEnum } from './shared-types.js';
 
 export class SchemaNameClash extends Error {
@@ -209,10 +211,11 @@ export function buildGatewaySchema(entries: readonly ModelEntry[], opts: BuildOp
       },
       resolve: canIResolver(),
     },
+    ...nodeFields(sorted),
   };
   const mutation: Fields = {};
   const subscription: Fields = {};
-  const extraTypes: GraphQLNamedType[] = [JSONScalar, ObjectMetaType, ObjectMetaInputType, WatchEventTypeEnum, ...CONNECTION_SHARED_TYPES];
+  const extraTypes: GraphQLNamedType[] = [JSONScalar, NodeInterface, ObjectMetaType, ObjectMetaInputType, WatchEventTypeEnum, ...CONNECTION_SHARED_TYPES];
 
   for (const entry of sorted) {
     const { model } = entry;
@@ -303,7 +306,7 @@ export function buildGatewaySchema(entries: readonly ModelEntry[], opts: BuildOp
     types: extraTypes,
     directives: [...specifiedDirectives, authDirective],
   });
-  let full = schema;
+  let full = addRelations(schema, sorted);
   for (const ext of opts.extensions?.() ?? []) full = applyExtension(full, ext, opts);
   return applyAuthDirective(full);
 }

@@ -44,6 +44,7 @@ import {
 import type { JSONSchema, Model } from '../registry/model.js';
 import { GRAPHQL_NAME, modelNames, upperFirst } from './naming.js';
 import { JSONScalar, ObjectMetaInputType, ObjectMetaType } from './shared-types.js';
+import { idField, NodeInterface } from './node.js';
 
 type Schema = JSONSchema | boolean;
 
@@ -64,7 +65,12 @@ interface FieldExtensions {
   jsonName?: string;
   /** The JSON Schema allows null here, so an explicit null is passed through. */
   jsonNullable?: boolean;
+  /** The property's `x-svc-ref` (relations.ts adds the reference field beside it). */
+  [REF_EXTENSION]?: unknown;
 }
+
+/** Field extension holding a property's `x-svc-ref` (docs/API.md §13). */
+export const REF_EXTENSION = 'svcRef';
 
 const ROOT_FIXED = new Set(['apiVersion', 'kind', 'metadata']);
 const INT32_MIN = -(2 ** 31);
@@ -324,9 +330,11 @@ class ModelTypeBuilder {
     const type: GraphQLObjectType = new GraphQLObjectType({
       name: root ? this.claim(this.base) : this.claim(this.base + pointerName(pointer)),
       description: descriptionOf(schema) ?? (root ? `${model.kind} (${model.apiVersion}).` : undefined),
+      interfaces: root ? [NodeInterface] : undefined,
       fields: () => {
         const fields: GraphQLFieldConfigMap<Record<string, unknown>, unknown> = {};
         if (root) {
+          fields.id = idField(model);
           fields.apiVersion = {
             type: new GraphQLNonNull(GraphQLString),
             resolve: (src) => src.apiVersion ?? model.apiVersion,
@@ -341,6 +349,7 @@ class ModelTypeBuilder {
           if (isObject(propSchema) && propSchema.writeOnly === true) continue;
           const name = uniqueField(fields, fieldNameFor(key));
           const extensions: FieldExtensions = name === key ? {} : { jsonName: key };
+          if (isObject(propSchema) && propSchema['x-svc-ref'] !== undefined) extensions[REF_EXTENSION] = propSchema['x-svc-ref'];
           fields[name] = {
             type: this.outputType(propSchema, at),
             description: descriptionOf(propSchema) ?? descriptionOf(this.deref(propSchema, at).schema),

@@ -26,9 +26,11 @@ export interface Limits {
   maxTokens: number;
   /** Aliased fields in a document. */
   maxAliases: number;
+  /** Cost of an operation (cost.ts; SVC_GRAPHQL_MAX_COST). */
+  maxCost: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliases: 30 };
+export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliases: 30, maxCost: LIMITS.graphqlMaxCost };
 
 const limitError = (message: string, nodes?: GraphQLError['nodes']) => graphQLError(message, 'BAD_REQUEST', {}, nodes);
 

@@ -22,6 +22,7 @@ import { LIMITS } from '../limits.js';
 import type { GraphQLContext } from './context.js';
 import { bodyRefusal, maskError } from './errors.js';
 import { bodyTooDeep } from './limits.js';
+import type { PersistedOperations } from './persisted.js';
 
 export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
 type Enveloped = ReturnType<Yoga['getEnveloped']>;
@@ -182,8 +183,12 @@ async function runOperation(
   }
 }
 
-/** Serves the HTTP requests to `/graphql` of one yoga instance (see the header). */
-export function httpHandler(yoga: Yoga): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+/**
+ * Serves the HTTP requests to `/graphql` of one yoga instance (see the header). `persisted`
+ * turns a request's persisted-operation hash into its text (persisted.ts): asked here for the
+ * requests served without yoga's request path, and by yoga's `onParams` for the others.
+ */
+export function httpHandler(yoga: Yoga, persisted?: PersistedOperations): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   // Clients send the same Accept header with every request: the last answer is kept.
   let lastAccept = { header: undefined as string | undefined, type: jsonMediaType(undefined) };
   const mediaTypeOf = (header: string | undefined) => {
@@ -213,8 +218,17 @@ export function httpHandler(yoga: Yoga): (req: IncomingMessage, res: ServerRespo
       const refusal = bodyRefusal(deep);
       return send(res, refusal.status, refusal.headers, refusal.body);
     }
-    const params = paramsOf(text);
+    let params = paramsOf(text);
     if (!params) return replay(yoga, req, res, body);
+    if (persisted) {
+      try {
+        const query = persisted.resolve(params);
+        if (query !== params.query) params = { ...params, query: query! };
+      } catch (err) {
+        const answer = processRegularResult({ errors: [err as GraphQLError] }, CAPTURE, mediaType) as unknown as Captured;
+        return send(res, answer.init.status, answer.init.headers, answer.body);
+      }
+    }
     // yoga's plugins read `request.method` from the context (mutations over GET, the status of
     // parse errors); everything else of the request is read from `req`.
     const request = { method: 'POST' } as Request;

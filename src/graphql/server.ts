@@ -23,6 +23,9 @@ import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './err
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
 import { useDocumentCache } from './document-cache.js';
+import { checkRelations } from './relations.js';
+import { useCostLimit } from './cost.js';
+import { PersistedOperations, usePersistedOperations } from './persisted.js';
 import { httpHandler, operationArgs, validDocument } from './node-http.js';
 import { serveGraphQLWs } from '../net/graphql-ws-transport.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
@@ -37,7 +40,7 @@ export interface RegistryView {
   entries(): ModelEntry[];
   onChange(listener: () => void): () => void;
   /** When present, `checkNames` is installed so clashing models are refused at registration. */
-  addCheck?(check: (models: Model[]) => void): void;
+  addCheck?(check: (models: Model[], added: Model[]) => void): void;
 }
 
 export interface GraphQLOptions extends BuildOptions {
@@ -54,6 +57,8 @@ export interface GraphQLOptions extends BuildOptions {
   observe?: GraphQLObserver;
   /** The gateway's watch state: subscriptions and the graphql-ws send guard use it. */
   watches?: WatchHub;
+  /** SVC_GRAPHQL_OPERATIONS: when given, only these operations (hash → document) run (persisted.ts). */
+  allowList?: Record<string, string>;
 }
 
 export interface GraphQLObserver {
@@ -200,6 +205,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const { registry, authorizer, authenticate, watches } = options;
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   registry.addCheck?.(checkNames);
+  registry.addCheck?.(checkRelations);
 
   let logError: (err: unknown) => void = (err) => console.error(err);
   const observe = options.observe;
@@ -220,6 +226,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     (err) => logError(err),
   );
   const unsubscribe = registry.onChange(() => holder.invalidate());
+  const persisted = new PersistedOperations(options.allowList);
 
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     graphqlEndpoint: '/graphql',
@@ -231,8 +238,10 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     // Our own cache (document-cache.ts), last of our plugins: where yoga puts its own.
     parserAndValidationCache: false,
     plugins: [
+      usePersistedOperations(persisted),
       useCurrentSchema(holder),
       useLimits(limits),
+      useCostLimit(limits.maxCost),
       ...(observe ? [useOperationCount(observe)] : []),
       useJit(),
       ...tracedGraphQL(),
@@ -297,7 +306,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
         });
         let document;
         try {
-          document = validDocument(enveloped, payload.query);
+          document = validDocument(enveloped, persisted.resolve(payload) ?? '');
         } catch (err) {
           return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error.')];
         }
@@ -317,7 +326,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   );
 
   return {
-    handle: httpHandler(yoga),
+    handle: httpHandler(yoga, persisted),
     handleUpgrade(req, socket, head) {
       void (async () => {
         let caller: Caller | undefined;

@@ -114,6 +114,7 @@ export const SHARED_TYPE_NAMES: ReadonlySet<string> = new Set([
   'Mutation',
   'Subscription',
   'JSON',
+  'Node',
   'ObjectMeta',
   'ObjectMetaInput',
   'WatchEventType',

@@ -18,3 +18,4 @@ export { getStatus, updateStatus, replaceStatus, patchStatus } from './status.js
 export { prepareWatch } from './watch.js';
 export type { PreparedWatch, WatchSink } from './types.js';
 export { encodeWatchEvent, encodeWatchEventBytes, errorEvent } from '../watch/encode.js';
+export { getObjects, type GetOutcome } from './get-many.js';

@@ -31,8 +31,11 @@ export interface RegistryChange {
   why?: string;
 }
 
-/** Extra checks over the whole set of models (e.g. GraphQL name clashes); throw to refuse. */
-export type RegistryCheck = (models: Model[]) => void;
+/**
+ * Extra checks over the whole set of models (e.g. GraphQL name clashes), told which of them are
+ * being registered (e.g. GraphQL references, checked for the models that declare them); throw to refuse.
+ */
+export type RegistryCheck = (models: Model[], added: Model[]) => void;
 
 export type RegisterOptions = CompileOptions & {
   onProgress?: (p: IndexBuildProgress & { model: string }) => void;
@@ -128,7 +131,7 @@ export class Registry {
       const next = [...kept.map((e) => e.model), ...models];
       for (const check of this.checks) {
         try {
-          check(next);
+          check(next, models);
         } catch (e) {
           throw new RegistrationError((e as Error).message);
         }

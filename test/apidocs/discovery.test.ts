@@ -70,7 +70,7 @@ describe.each(STORES)('discovery (%s)', (kind) => {
       ],
     });
     const crm = await call(gw, 'GET', '/apis/crm.example.net/v1');
-    expect(crm.body.resources.map((r: any) => r.name)).toEqual(['people', 'people/status']);
+    expect(crm.body.resources.map((r: any) => r.name).sort()).toEqual(['deals', 'deals/status', 'people', 'people/status']);
 
     const core = await call(gw, 'GET', '/api/v1alpha1');
     expect(core.status).toBe(200);

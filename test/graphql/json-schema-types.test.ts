@@ -75,10 +75,11 @@ describe('JSON Schema to GraphQL types', () => {
     expect(print(types, 'TestExampleComV1ThingSpecInput')).toContain('points: [TestExampleComV1ThingSpecPointsItemInput!]');
   });
 
-  it('wraps the root with apiVersion, kind and ObjectMeta', () => {
+  it('wraps the root with id (Node), apiVersion, kind and ObjectMeta', () => {
     const t = build({ properties: { spec: { type: 'object', properties: { a: { type: 'string' } } } } });
     expect(t.output.name).toBe('TestExampleComV1Thing');
-    expect(Object.keys(t.output.getFields())).toEqual(['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    expect(Object.keys(t.output.getFields())).toEqual(['id', 'apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    expect(t.output.getInterfaces().map(String)).toEqual(['Node']);
     expect(String(t.output.getFields().metadata!.type)).toBe('ObjectMeta');
     expect(String(t.output.getFields().status!.type)).toBe('JSON');
     expect(t.input.name).toBe('TestExampleComV1ThingInput');

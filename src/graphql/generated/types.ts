@@ -17,6 +17,12 @@ export type Scalars = {
   JSON: { input: unknown; output: unknown; }
 };
 
+/** An object with an id unique across every model (Relay Global Object Identification); fetch it again with `node(id)`. */
+export type Node = {
+  /** Opaque, unique across models. */
+  id: Scalars['ID']['output'];
+};
+
 /** Metadata every object carries (docs/API.md §3). */
 export type ObjectMeta = {
   __typename?: 'ObjectMeta';
@@ -126,6 +132,10 @@ export type Query = {
   me: Me;
   /** Whether the caller may `verb` on `resource` (`plural` or `plural/subresource`) in `group` (empty for platform kinds), optionally on the object `name`. */
   canI: Scalars['Boolean']['output'];
+  /** The object with this id, under its model's `get` rule; null when there is none. */
+  node?: Maybe<Node>;
+  /** The objects with these ids (at most 1000), in order; each as `node` answers it. */
+  nodes: Array<Maybe<Node>>;
   /** One Role (v1alpha1) by name, or null. */
   core_v1alpha1_role?: Maybe<CoreV1alpha1Role>;
   /** Lists roles (v1alpha1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
@@ -150,6 +160,12 @@ export type Query = {
   contentSvcRun_v1alpha1_posts: ContentSvcRunV1alpha1PostList;
   /** Pages of posts (content.svc.run/v1alpha1) by cursor. first (default 20) or last: 1–1000; first with after, last with before. */
   contentSvcRun_v1alpha1_postsConnection: ContentSvcRunV1alpha1PostConnection;
+  /** One Deal (crm.example.net/v1) by name, or null. */
+  crmExampleNet_v1_deal?: Maybe<CrmExampleNetV1Deal>;
+  /** Lists deals (crm.example.net/v1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
+  crmExampleNet_v1_deals: CrmExampleNetV1DealList;
+  /** Pages of deals (crm.example.net/v1) by cursor. first (default 20) or last: 1–1000; first with after, last with before. */
+  crmExampleNet_v1_dealsConnection: CrmExampleNetV1DealConnection;
   /** One Person (crm.example.net/v1) by name, or null. */
   crmExampleNet_v1_person?: Maybe<CrmExampleNetV1Person>;
   /** Lists people (crm.example.net/v1). sort: "field,asc|desc"; selectors as in REST; each repeatable. */
@@ -177,6 +193,16 @@ export type QueryCanIArgs = {
   resource: Scalars['String']['input'];
   name?: InputMaybe<Scalars['String']['input']>;
   version?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryNodeArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryNodesArgs = {
+  ids: Array<Scalars['ID']['input']>;
 };
 
 
@@ -276,6 +302,30 @@ export type QueryContentSvcRun_V1alpha1_PostsConnectionArgs = {
 };
 
 
+export type QueryCrmExampleNet_V1_DealArgs = {
+  name: Scalars['String']['input'];
+};
+
+
+export type QueryCrmExampleNet_V1_DealsArgs = {
+  page?: InputMaybe<Scalars['Int']['input']>;
+  size?: InputMaybe<Scalars['Int']['input']>;
+  sort?: InputMaybe<Array<Scalars['String']['input']>>;
+  labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+
+export type QueryCrmExampleNet_V1_DealsConnectionArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  where?: InputMaybe<CrmExampleNetV1DealWhere>;
+  orderBy?: InputMaybe<Array<CrmExampleNetV1DealOrder>>;
+};
+
+
 export type QueryCrmExampleNet_V1_PersonArgs = {
   name: Scalars['String']['input'];
 };
@@ -359,8 +409,10 @@ export type Me = {
 };
 
 /** Role (v1alpha1). */
-export type CoreV1alpha1Role = {
+export type CoreV1alpha1Role = Node & {
   __typename?: 'CoreV1alpha1Role';
+  /** Opaque id, unique across models: use it with `node(id)` and as a client cache key. */
+  id: Scalars['ID']['output'];
   apiVersion: Scalars['String']['output'];
   kind: Scalars['String']['output'];
   /** Always set on stored objects; may be absent on nested self-references. */
@@ -435,8 +487,10 @@ export type CoreV1alpha1RoleOrder =
   | 'METADATA_CREATION_TIMESTAMP_DESC';
 
 /** RoleBinding (v1alpha1). */
-export type CoreV1alpha1RoleBinding = {
+export type CoreV1alpha1RoleBinding = Node & {
   __typename?: 'CoreV1alpha1RoleBinding';
+  /** Opaque id, unique across models: use it with `node(id)` and as a client cache key. */
+  id: Scalars['ID']['output'];
   apiVersion: Scalars['String']['output'];
   kind: Scalars['String']['output'];
   /** Always set on stored objects; may be absent on nested self-references. */
@@ -538,8 +592,10 @@ export type CoreV1alpha1RoleBindingOrder =
   | 'SUBJECTS_NAME_DESC';
 
 /** User (v1alpha1). */
-export type CoreV1alpha1User = {
+export type CoreV1alpha1User = Node & {
   __typename?: 'CoreV1alpha1User';
+  /** Opaque id, unique across models: use it with `node(id)` and as a client cache key. */
+  id: Scalars['ID']['output'];
   apiVersion: Scalars['String']['output'];
   kind: Scalars['String']['output'];
   /** Always set on stored objects; may be absent on nested self-references. */
@@ -618,8 +674,10 @@ export type CoreV1alpha1UserOrder =
   | 'SPEC_EMAIL_DESC';
 
 /** Post (content.svc.run/v1alpha1). */
-export type ContentSvcRunV1alpha1Post = {
+export type ContentSvcRunV1alpha1Post = Node & {
   __typename?: 'ContentSvcRunV1alpha1Post';
+  /** Opaque id, unique across models: use it with `node(id)` and as a client cache key. */
+  id: Scalars['ID']['output'];
   apiVersion: Scalars['String']['output'];
   kind: Scalars['String']['output'];
   /** Always set on stored objects; may be absent on nested self-references. */
@@ -708,9 +766,103 @@ export type ContentSvcRunV1alpha1PostOrder =
   | 'SPEC_PUBLISH_TIME_ASC'
   | 'SPEC_PUBLISH_TIME_DESC';
 
+/** Deal (crm.example.net/v1). */
+export type CrmExampleNetV1Deal = Node & {
+  __typename?: 'CrmExampleNetV1Deal';
+  /** Opaque id, unique across models: use it with `node(id)` and as a client cache key. */
+  id: Scalars['ID']['output'];
+  apiVersion: Scalars['String']['output'];
+  kind: Scalars['String']['output'];
+  /** Always set on stored objects; may be absent on nested self-references. */
+  metadata?: Maybe<ObjectMeta>;
+  spec?: Maybe<CrmExampleNetV1DealSpec>;
+  status?: Maybe<Scalars['JSON']['output']>;
+};
+
+export type CrmExampleNetV1DealSpec = {
+  __typename?: 'CrmExampleNetV1DealSpec';
+  title?: Maybe<Scalars['String']['output']>;
+  amount?: Maybe<Scalars['Int']['output']>;
+  /** metadata.name of the Person the deal is with. */
+  contact?: Maybe<Scalars['String']['output']>;
+  /** metadata.name of each Person following the deal. */
+  watchers?: Maybe<Array<Scalars['String']['output']>>;
+  /** The Person (crm.example.net/v1) named by `contact` (x-svc-ref); null when there is none, or with a FORBIDDEN error when the caller may not get it. */
+  contactPerson?: Maybe<CrmExampleNetV1Person>;
+  /** The Person (crm.example.net/v1) objects named by `watchers` (x-svc-ref), in order; names with no object are left out, denied ones are null with a FORBIDDEN error. */
+  watcherPeople?: Maybe<Array<Maybe<CrmExampleNetV1Person>>>;
+};
+
+/** One page of a list (a ListResult, docs/API.md §4). */
+export type CrmExampleNetV1DealList = {
+  __typename?: 'CrmExampleNetV1DealList';
+  /** 1-based page number (1 when size was omitted). */
+  page: Scalars['Int']['output'];
+  size: Scalars['Int']['output'];
+  /** Matches across all pages. */
+  total: Scalars['Int']['output'];
+  totalPages: Scalars['Int']['output'];
+  first: Scalars['Boolean']['output'];
+  last: Scalars['Boolean']['output'];
+  hasNext: Scalars['Boolean']['output'];
+  hasPrevious: Scalars['Boolean']['output'];
+  items: Array<CrmExampleNetV1Deal>;
+  /** Change-feed position the list was read at; pass it to the watch subscription to resume without a gap. */
+  resourceVersion: Scalars['String']['output'];
+};
+
+/** A page of deals (crm.example.net/v1), Relay style. */
+export type CrmExampleNetV1DealConnection = {
+  __typename?: 'CrmExampleNetV1DealConnection';
+  edges: Array<CrmExampleNetV1DealEdge>;
+  pageInfo: PageInfo;
+  /** Every match (counted only when selected). */
+  totalCount: Scalars['Int']['output'];
+  /** Change-feed position the page was read at; pass it to the watch subscription to follow changes without a gap. */
+  resourceVersion: Scalars['String']['output'];
+};
+
+export type CrmExampleNetV1DealEdge = {
+  __typename?: 'CrmExampleNetV1DealEdge';
+  cursor: Scalars['String']['output'];
+  node: CrmExampleNetV1Deal;
+};
+
+/** Filters on deals: every entry must hold (ANDed). */
+export type CrmExampleNetV1DealWhere = {
+  metadata?: InputMaybe<CrmExampleNetV1DealWhereMetadata>;
+  spec?: InputMaybe<CrmExampleNetV1DealWhereSpec>;
+};
+
+/** Filters on metadata. */
+export type CrmExampleNetV1DealWhereMetadata = {
+  name?: InputMaybe<StringFilter>;
+  creationTimestamp?: InputMaybe<StringFilter>;
+  labels?: InputMaybe<LabelSelector>;
+};
+
+/** Filters on spec. */
+export type CrmExampleNetV1DealWhereSpec = {
+  contact?: InputMaybe<StringFilter>;
+  amount?: InputMaybe<NumberFilter>;
+};
+
+/** Sort terms; earlier ones sort first. Default METADATA_CREATION_TIMESTAMP_DESC, with metadata.name breaking ties. */
+export type CrmExampleNetV1DealOrder =
+  | 'METADATA_NAME_ASC'
+  | 'METADATA_NAME_DESC'
+  | 'METADATA_CREATION_TIMESTAMP_ASC'
+  | 'METADATA_CREATION_TIMESTAMP_DESC'
+  | 'SPEC_CONTACT_ASC'
+  | 'SPEC_CONTACT_DESC'
+  | 'SPEC_AMOUNT_ASC'
+  | 'SPEC_AMOUNT_DESC';
+
 /** Person (crm.example.net/v1). */
-export type CrmExampleNetV1Person = {
+export type CrmExampleNetV1Person = Node & {
   __typename?: 'CrmExampleNetV1Person';
+  /** Opaque id, unique across models: use it with `node(id)` and as a client cache key. */
+  id: Scalars['ID']['output'];
   apiVersion: Scalars['String']['output'];
   kind: Scalars['String']['output'];
   /** Always set on stored objects; may be absent on nested self-references. */
@@ -792,8 +944,10 @@ export type CrmExampleNetV1PersonOrder =
   | 'SPEC_TAGS_DESC';
 
 /** Person (people.example.com/v1alpha1). */
-export type PeopleExampleComV1alpha1Person = {
+export type PeopleExampleComV1alpha1Person = Node & {
   __typename?: 'PeopleExampleComV1alpha1Person';
+  /** Opaque id, unique across models: use it with `node(id)` and as a client cache key. */
+  id: Scalars['ID']['output'];
   apiVersion: Scalars['String']['output'];
   kind: Scalars['String']['output'];
   /** Always set on stored objects; may be absent on nested self-references. */
@@ -892,8 +1046,10 @@ export type PeopleExampleComV1alpha1PersonOrder =
   | 'SPEC_GENDER_DESC';
 
 /** Plugin (plugin.svc.run/v1alpha1). */
-export type PluginSvcRunV1alpha1Plugin = {
+export type PluginSvcRunV1alpha1Plugin = Node & {
   __typename?: 'PluginSvcRunV1alpha1Plugin';
+  /** Opaque id, unique across models: use it with `node(id)` and as a client cache key. */
+  id: Scalars['ID']['output'];
   apiVersion: Scalars['String']['output'];
   kind: Scalars['String']['output'];
   /** Always set on stored objects; may be absent on nested self-references. */
@@ -1039,6 +1195,16 @@ export type Mutation = {
   contentSvcRun_v1alpha1_deletePost: ContentSvcRunV1alpha1Post;
   /** Replaces the status of a Post (content.svc.run/v1alpha1); with `version`, only if it is the stored version. */
   contentSvcRun_v1alpha1_updatePostStatus: ContentSvcRunV1alpha1Post;
+  /** Creates a Deal (crm.example.net/v1). */
+  crmExampleNet_v1_createDeal: CrmExampleNetV1Deal;
+  /** Replaces a Deal (crm.example.net/v1); object.metadata.version must be the stored version. */
+  crmExampleNet_v1_updateDeal: CrmExampleNetV1Deal;
+  /** Applies a JSON merge patch (RFC 7396) to a Deal (crm.example.net/v1). */
+  crmExampleNet_v1_patchDeal: CrmExampleNetV1Deal;
+  /** Deletes a Deal (crm.example.net/v1); returns it as it stands (deletionTimestamp set). */
+  crmExampleNet_v1_deleteDeal: CrmExampleNetV1Deal;
+  /** Replaces the status of a Deal (crm.example.net/v1); with `version`, only if it is the stored version. */
+  crmExampleNet_v1_updateDealStatus: CrmExampleNetV1Deal;
   /** Creates a Person (crm.example.net/v1). */
   crmExampleNet_v1_createPerson: CrmExampleNetV1Person;
   /** Replaces a Person (crm.example.net/v1); object.metadata.version must be the stored version. */
@@ -1182,6 +1348,35 @@ export type MutationContentSvcRun_V1alpha1_DeletePostArgs = {
 
 
 export type MutationContentSvcRun_V1alpha1_UpdatePostStatusArgs = {
+  name: Scalars['String']['input'];
+  status?: InputMaybe<Scalars['JSON']['input']>;
+  version?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type MutationCrmExampleNet_V1_CreateDealArgs = {
+  object: CrmExampleNetV1DealInput;
+};
+
+
+export type MutationCrmExampleNet_V1_UpdateDealArgs = {
+  name: Scalars['String']['input'];
+  object: CrmExampleNetV1DealInput;
+};
+
+
+export type MutationCrmExampleNet_V1_PatchDealArgs = {
+  name: Scalars['String']['input'];
+  patch: Scalars['JSON']['input'];
+};
+
+
+export type MutationCrmExampleNet_V1_DeleteDealArgs = {
+  name: Scalars['String']['input'];
+};
+
+
+export type MutationCrmExampleNet_V1_UpdateDealStatusArgs = {
   name: Scalars['String']['input'];
   status?: InputMaybe<Scalars['JSON']['input']>;
   version?: InputMaybe<Scalars['Int']['input']>;
@@ -1357,6 +1552,25 @@ export type ContentSvcRunV1alpha1PostSpecInput = {
   publishTime?: InputMaybe<Scalars['String']['input']>;
 };
 
+export type CrmExampleNetV1DealInput = {
+  /** Defaults to "crm.example.net/v1". */
+  apiVersion?: InputMaybe<Scalars['String']['input']>;
+  /** Defaults to "Deal". */
+  kind?: InputMaybe<Scalars['String']['input']>;
+  metadata?: InputMaybe<ObjectMetaInput>;
+  spec?: InputMaybe<CrmExampleNetV1DealSpecInput>;
+  status?: InputMaybe<Scalars['JSON']['input']>;
+};
+
+export type CrmExampleNetV1DealSpecInput = {
+  title?: InputMaybe<Scalars['String']['input']>;
+  amount?: InputMaybe<Scalars['Int']['input']>;
+  /** metadata.name of the Person the deal is with. */
+  contact?: InputMaybe<Scalars['String']['input']>;
+  /** metadata.name of each Person following the deal. */
+  watchers?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
 export type CrmExampleNetV1PersonInput = {
   /** Defaults to "crm.example.net/v1". */
   apiVersion?: InputMaybe<Scalars['String']['input']>;
@@ -1452,6 +1666,8 @@ export type Subscription = {
   core_v1alpha1_watchUsers: CoreV1alpha1UserWatchEvent;
   /** Changes of posts (content.svc.run/v1alpha1); without resourceVersion it opens with ADDED for every match. */
   contentSvcRun_v1alpha1_watchPosts: ContentSvcRunV1alpha1PostWatchEvent;
+  /** Changes of deals (crm.example.net/v1); without resourceVersion it opens with ADDED for every match. */
+  crmExampleNet_v1_watchDeals: CrmExampleNetV1DealWatchEvent;
   /** Changes of people (crm.example.net/v1); without resourceVersion it opens with ADDED for every match. */
   crmExampleNet_v1_watchPeople: CrmExampleNetV1PersonWatchEvent;
   /** Changes of persons (people.example.com/v1alpha1); without resourceVersion it opens with ADDED for every match. */
@@ -1483,6 +1699,13 @@ export type SubscriptionCore_V1alpha1_WatchUsersArgs = {
 
 
 export type SubscriptionContentSvcRun_V1alpha1_WatchPostsArgs = {
+  labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  resourceVersion?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type SubscriptionCrmExampleNet_V1_WatchDealsArgs = {
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   resourceVersion?: InputMaybe<Scalars['String']['input']>;
@@ -1547,6 +1770,17 @@ export type ContentSvcRunV1alpha1PostWatchEvent = {
   type: WatchEventType;
   /** The object as of the event; null for BOOKMARK. */
   object?: Maybe<ContentSvcRunV1alpha1Post>;
+  /** Position of the event in the change feed (opaque). */
+  resourceVersion: Scalars['String']['output'];
+  /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */
+  initialEventsEnd: Scalars['Boolean']['output'];
+};
+
+export type CrmExampleNetV1DealWatchEvent = {
+  __typename?: 'CrmExampleNetV1DealWatchEvent';
+  type: WatchEventType;
+  /** The object as of the event; null for BOOKMARK. */
+  object?: Maybe<CrmExampleNetV1Deal>;
   /** Position of the event in the change feed (opaque). */
   resourceVersion: Scalars['String']['output'];
   /** True on the one BOOKMARK that follows the initial ADDED events of a subscription opened without resourceVersion (at once when nothing matches); resuming from its resourceVersion misses nothing. False on every other event. */

@@ -1,0 +1,41 @@
+/**
+ * GET of many objects of one model by name in one store query (GraphQL `nodes` and references,
+ * docs/API.md §13): each name is authorized on its own under the `get` rule (resource names
+ * honoured), the allowed ones are read together with one `metadata.name in (…)` list, and each
+ * name gets its object, null (no such object) or the denial (an ApiError, nothing read for it).
+ */
+import type { ApiError } from '../errors/index.js';
+import { denial } from '../security/authorizer.js';
+import type { ApiObject } from '../store/object.js';
+import { attributesFor, present, storeFailure } from './common.js';
+import type { ModelEntry, OperationContext } from './types.js';
+
+export type GetOutcome = ApiObject | null | ApiError;
+
+export async function getObjects(ctx: OperationContext, entry: ModelEntry, names: readonly string[]): Promise<GetOutcome[]> {
+  const unique = [...new Set(names)];
+  const denied = new Map<string, ApiError>();
+  await Promise.all(
+    unique.map(async (name) => {
+      const attrs = attributesFor(ctx, entry, 'get', name);
+      if (!(await ctx.authorizer.authorize(attrs)).allowed) denied.set(name, denial(attrs));
+    }),
+  );
+  const allowed = unique.filter((n) => !denied.has(n));
+  const found = new Map<string, ApiObject>();
+  if (allowed.length) {
+    try {
+      const { items } = await entry.store.list({
+        where: [{ index: 'metadata.name', op: 'in', values: allowed }],
+        sort: [{ index: 'metadata.name', direction: 'asc' }],
+        // No limit: at most one object per name matches, and without a window the adapters
+        // count nothing apart (MongoDB: one find, no countDocuments).
+        offset: 0,
+      });
+      for (const obj of items) found.set(obj.metadata.name, present(entry, obj));
+    } catch (e) {
+      storeFailure(entry, '', e);
+    }
+  }
+  return names.map((n) => denied.get(n) ?? found.get(n) ?? null);
+}
