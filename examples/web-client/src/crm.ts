@@ -4,48 +4,48 @@
  * in a document, or in the schema, fails `tsc` here, not at run time.
  */
 import type { ApolloClient } from '@apollo/client';
-import {
-  ContactChangesDocument,
-  ContactsByTagDocument,
-  type ContactChangesSubscription,
-  type ContactsByTagQuery,
-} from './gql/graphql.js';
+import { BigDealsDocument, DealChangesDocument, type BigDealsQuery, type DealChangesSubscription } from './gql/graphql.js';
 
-export type Contact = ContactsByTagQuery['crmExampleNet_v1_peopleConnection']['edges'][number]['node'];
-export type ContactEvent = ContactChangesSubscription['crmExampleNet_v1_watchPeople'];
+export type Deal = BigDealsQuery['crmExampleNet_v1_dealsConnection']['edges'][number]['node'];
+export type DealEvent = DealChangesSubscription['crmExampleNet_v1_watchDeals'];
 
-/** Every contact with `tag`, page after page (`size` a page), the total, and the position to watch from. */
-export async function contactsByTag(
+/**
+ * Every deal of at least `minAmount`, largest first, page after page (`size` a page), with its
+ * contact; the total, and the position to watch from.
+ */
+export async function bigDeals(
   apollo: ApolloClient,
-  tag: string,
+  minAmount: number,
   size = 20,
-): Promise<{ contacts: Contact[]; totalCount: number; resourceVersion: string }> {
-  const contacts: Contact[] = [];
+): Promise<{ deals: Deal[]; totalCount: number; resourceVersion: string }> {
+  const deals: Deal[] = [];
   let after: string | null | undefined;
   let resourceVersion = '';
   for (;;) {
-    const { data } = await apollo.query({ query: ContactsByTagDocument, variables: { tag, first: size, after }, fetchPolicy: 'network-only' });
-    const page = data!.crmExampleNet_v1_peopleConnection;
-    contacts.push(...page.edges.map((e) => e.node));
+    const { data } = await apollo.query({ query: BigDealsDocument, variables: { minAmount, first: size, after }, fetchPolicy: 'network-only' });
+    const page = data!.crmExampleNet_v1_dealsConnection;
+    deals.push(...page.edges.map((e) => e.node));
     // Watching from the first page's position misses nothing that changed during the walk.
     resourceVersion ||= page.resourceVersion;
     after = page.pageInfo.endCursor;
-    if (!page.pageInfo.hasNextPage) return { contacts, totalCount: page.totalCount, resourceVersion };
+    if (!page.pageInfo.hasNextPage) return { deals, totalCount: page.totalCount, resourceVersion };
   }
 }
 
-/** Calls `onEvent` for every change to a contact with `tag` after `resourceVersion`; returns the unsubscribe. */
-export function watchContacts(
+/**
+ * Calls `onEvent` for every change after `resourceVersion` to the deals the field selector
+ * matches (all without one), each with its contact; returns the unsubscribe.
+ */
+export function watchDeals(
   apollo: ApolloClient,
-  tag: string,
-  resourceVersion: string | undefined,
-  onEvent: (event: ContactEvent) => void,
+  opts: { selector?: string[]; resourceVersion?: string },
+  onEvent: (event: DealEvent) => void,
   onError: (error: Error) => void = () => {},
 ): () => void {
   const subscription = apollo
-    .subscribe({ query: ContactChangesDocument, variables: { selector: [`spec.tags=${tag}`], resourceVersion } })
+    .subscribe({ query: DealChangesDocument, variables: opts })
     .subscribe({
-      next: ({ data, error }) => (error ? onError(error) : data && onEvent(data.crmExampleNet_v1_watchPeople)),
+      next: ({ data, error }) => (error ? onError(error) : data && onEvent(data.crmExampleNet_v1_watchDeals)),
       error: onError,
     });
   return () => subscription.unsubscribe();

@@ -1,34 +1,39 @@
 /**
- * The browser page: the contacts tagged "customer", kept up to date. Bundle it with any bundler
- * (e.g. `npx vite examples/web-client`), with the gateway allowing the page's origin
- * (SVC_CORS_ORIGINS) and a personal access token in sessionStorage under `svc.token`.
+ * The browser page: the deals of 1000 or more, largest first, each with its contact, kept up to
+ * date. Bundle it with any bundler (e.g. `npx vite examples/web-client`), with the gateway
+ * allowing the page's origin (SVC_CORS_ORIGINS) and a personal access token in sessionStorage
+ * under `svc.token`.
  */
 import { createCrmClient } from './client.js';
-import { contactsByTag, watchContacts, type Contact } from './crm.js';
+import { bigDeals, watchDeals, type Deal } from './crm.js';
 
-const TAG = 'customer';
-const list = document.querySelector('#contacts') as HTMLUListElement;
+const MIN_AMOUNT = 1000;
+const list = document.querySelector('#deals') as HTMLUListElement;
 const token = sessionStorage.getItem('svc.token') ?? '';
 const { apollo } = createCrmClient({ url: location.origin, token });
 
-const shown = new Map<string, Contact>();
+type Shown = Pick<Deal, 'metadata'> & { spec?: { title?: string | null; amount?: number | null; contactPerson?: { spec?: { email?: string | null } | null } | null } | null };
+const shown = new Map<string, Shown>();
+
 function render(): void {
+  const rows = [...shown.values()].sort((a, b) => (b.spec?.amount ?? 0) - (a.spec?.amount ?? 0));
   list.replaceChildren(
-    ...[...shown.values()].map((c) => {
+    ...rows.map((d) => {
       const li = document.createElement('li');
-      li.textContent = `${c.spec?.email ?? ''} (${c.spec?.company ?? 'no company'})`;
+      li.textContent = `${d.spec?.title ?? d.metadata?.name}: ${d.spec?.amount ?? '?'} (${d.spec?.contactPerson?.spec?.email ?? 'no contact'})`;
       return li;
     }),
   );
 }
 
-const { contacts, resourceVersion } = await contactsByTag(apollo, TAG);
-for (const c of contacts) shown.set(c.metadata!.name, c);
+const { deals, resourceVersion } = await bigDeals(apollo, MIN_AMOUNT);
+for (const d of deals) shown.set(d.metadata!.name, d);
 render();
-watchContacts(apollo, TAG, resourceVersion, (event) => {
-  const name = event.object?.metadata?.name;
-  if (!name || !event.object) return;
-  if (event.type === 'DELETED') shown.delete(name);
-  else if (event.type !== 'BOOKMARK') shown.set(name, { ...event.object, spec: { ...event.object.spec, tags: [] } } as Contact);
+// Every deal's changes: a field selector has no range, so the page keeps the big ones itself.
+watchDeals(apollo, { resourceVersion }, (event) => {
+  const deal = event.object;
+  if (!deal?.metadata) return; // a BOOKMARK
+  if (event.type === 'DELETED' || (deal.spec?.amount ?? 0) < MIN_AMOUNT) shown.delete(deal.metadata.name);
+  else shown.set(deal.metadata.name, deal);
   render();
 });
