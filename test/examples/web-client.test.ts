@@ -97,7 +97,7 @@ for (const kind of STORES) {
         ['d2', 150, 'p1@example.net'],
         ['d5', 120, null], // the contact does not exist
       ]);
-      const keys = Object.keys(client.apollo.cache.extract());
+      const keys = Object.keys(client.apollo.cache.extract() as Record<string, unknown>);
       expect(keys.filter((k) => k.startsWith('CrmExampleNetV1Deal:'))).toHaveLength(4);
       expect(keys.filter((k) => k.startsWith('CrmExampleNetV1Person:'))).toHaveLength(3);
     });

@@ -1,8 +1,8 @@
 /**
  * The browser page: the deals of 1000 or more, largest first, each with its contact, kept up to
  * date. Bundle it with any bundler (e.g. `npx vite examples/web-client`), with the gateway
- * allowing the page's origin (SVC_CORS_ORIGINS) and a personal access token in sessionStorage
- * under `svc.token`.
+ * allowing the page's origin (SVC_CORS_ORIGINS), its URL in `?gateway=` (default
+ * http://127.0.0.1:8090) and a personal access token in sessionStorage under `svc.token`.
  */
 import { createCrmClient } from './client.js';
 import { bigDeals, watchDeals, type Deal } from './crm.js';
@@ -10,7 +10,8 @@ import { bigDeals, watchDeals, type Deal } from './crm.js';
 const MIN_AMOUNT = 1000;
 const list = document.querySelector('#deals') as HTMLUListElement;
 const token = sessionStorage.getItem('svc.token') ?? '';
-const { apollo } = createCrmClient({ url: location.origin, token });
+const gateway = new URLSearchParams(location.search).get('gateway') ?? 'http://127.0.0.1:8090';
+const { apollo } = createCrmClient({ url: gateway, token });
 
 type Shown = Pick<Deal, 'metadata'> & { spec?: { title?: string | null; amount?: number | null; contactPerson?: { spec?: { email?: string | null } | null } | null } | null };
 const shown = new Map<string, Shown>();
