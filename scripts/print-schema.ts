@@ -26,6 +26,7 @@ import { compileModel } from '../src/registry/compile.js';
 import type { Model } from '../src/registry/model.js';
 import { PLATFORM_MODELS } from '../src/registry/platform.js';
 import type { ModelStore } from '../src/store/types.js';
+import { LIMITS } from '../src/limits.js';
 import { fail, pluginsFromEnv, REPO_PLUGINS, requireOut, ROOT as root, writeOut } from './script-args.js';
 
 export const SCHEMA_FILES = { base: join(root, 'schema/base.graphql'), full: join(root, 'schema/full.graphql') };
@@ -58,7 +59,7 @@ export async function pluginParts(pluginsDir = REPO_PLUGINS): Promise<{ models: 
 }
 
 export function printModels(models: Model[], extensions: SchemaExtension[] = []): string {
-  const entries: ModelEntry[] = models.map((model) => ({ model, store: noStore }));
+  const entries: ModelEntry[] = models.map((model) => ({ model, store: noStore, limits: LIMITS }));
   return HEADER + printSchemaWithDirectives(buildGatewaySchema(entries, { extensions: () => extensions })) + '\n';
 }
 

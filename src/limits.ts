@@ -1,13 +1,17 @@
 /**
  * The limits on what one request or connection of a client controls (sizes, counts, deadlines),
- * in one table (README "Limits" documents the same rows); the modules enforcing them import the
- * values from here. Limits of other kinds stay beside the code that applies them: GraphQL
+ * in one table (README "Limits" documents the same rows). LIMITS holds the defaults; a gateway
+ * enforces its own resolved copy (`resolveLimits` in server.ts: defaults, environment, then
+ * GatewayOptions.limits), handed down by its registry (Registry.limits, ModelEntry.limits) to the
+ * operations, the REST and GraphQL doors, and by server.ts to the connection guard and watch hub.
+ * Limits of other kinds stay beside the code that applies them: GraphQL
  * document limits (graphql/limits.ts), failed logins (auth/login-limiter.ts), watch timing
  * (watch/settings.ts), change-feed retention (store/feed/change-log.ts) and the
  * bounds of internal caches.
  *
  * A few rows can be changed with an environment variable (read once, at start, by
- * `resolveLimits`); the rest are fixed because the stores and parsers rely on them.
+ * `resolveLimits`); the rest only by an embedder (GatewayOptions.limits, used by tests), within
+ * what the stores and parsers allow.
  */
 
 const KiB = 1024;
@@ -40,8 +44,11 @@ export interface GatewayLimits {
   pageSize: number;
   /** Items of a list without `size` → 400 asking for `size`. */
   unpagedItems: number;
-  /** Serialised bytes of a list without `size` → 400 asking for `size`. */
-  unpagedBytes: number;
+  /**
+   * Serialised bytes of the objects of one response: a REST list (with or without `size`) or a
+   * whole GraphQL operation → 400 / BAD_REQUEST asking for smaller pages (operations/budget.ts).
+   */
+  responseBytes: number;
   /** One WebSocket message from a client (REST watch, graphql-ws) → close 1009. */
   wsMessageBytes: number;
   /** Concurrent watches (REST WebSocket/ndjson and GraphQL subscriptions) per user → 429. */
@@ -76,7 +83,7 @@ export const LIMITS: Readonly<GatewayLimits> = Object.freeze({
   sortKeys: 8,
   pageSize: 10_000,
   unpagedItems: 10_000,
-  unpagedBytes: 32 * MiB,
+  responseBytes: 32 * MiB,
   wsMessageBytes: 1 * MiB,
   watchesPerUser: 100,
   connectionsPerAddress: 256,

@@ -11,7 +11,9 @@ import { createAuthenticator } from './auth/authenticate.js';
 import { SecurityGeneration } from './auth/generation.js';
 import { LoginLimiter, type LoginLimits, DEFAULT_LOGIN_LIMITS } from './auth/login-limiter.js';
 import { TokenStore } from './auth/tokens.js';
-import { userHooks } from './auth/user-hooks.js';
+import { replaceHash, userHooks } from './auth/user-hooks.js';
+import type { ScryptCost } from './auth/password.js';
+import type { ApiObject } from './store/object.js';
 import { ensureAdmin, ensureBuiltinRoles } from './bootstrap/security.js';
 import { storeAddress, type Config } from './config.js';
 import { Unavailable } from './errors/index.js';
@@ -92,7 +94,16 @@ export interface GatewayOptions {
   loginLimits?: Partial<LoginLimits>;
   /** How often another gateway's RBAC changes are looked for (ms). */
   securityPollMs?: number;
-  /** Overrides rows of src/limits.ts (tests use short deadlines). */
+  /**
+   * The scrypt cost of new password hashes. Tests only (test/helpers/gateway.ts lowers it so that
+   * suites creating many users stay fast); a gateway always runs the default, OWASP's (auth/password.ts).
+   */
+  passwordCost?: ScryptCost;
+  /**
+   * Overrides rows of src/limits.ts (after the environment's): every row is enforced with the
+   * value resolved here, which the registry hands to the operations and the doors (tests use
+   * short deadlines and small sizes).
+   */
   limits?: Partial<GatewayLimits>;
   /** false: no Prometheus metrics are kept and /metrics is not served (benchmarks compare). */
   metrics?: boolean;
@@ -179,7 +190,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const store = metrics ? withStoreMetrics(deadlined, (kind, op, s) => metrics.storeOperation(kind, op, s)) : deadlined;
   const generation = await SecurityGeneration.open(store, { log, pollMs: options.securityPollMs });
   const securityChanged = () => generation.bump();
-  const registry = new Registry(store);
+  const registry = new Registry(store, limits);
   registryRef = registry;
   watches.follow(registry);
   const observer = new RequestObserver({ metrics, audit, log, known: (g, v, r) => registry.find(g, v, r) !== undefined });
@@ -197,10 +208,14 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
   const authorizer = options.authorizer ?? rbac;
   const tokens = await TokenStore.open(store, securityChanged);
   const authenticate = createAuthenticator({
-    users: { get: (name) => platformStore('users').get(name) },
+    users: {
+      get: (name) => platformStore('users').get(name),
+      replaceHash: (name, from, to) => replaceHash(platformStore('users'), name, from, to),
+    },
     tokens,
     generation,
     limiter: new LoginLimiter({ ...DEFAULT_LOGIN_LIMITS, ...options.loginLimits }),
+    passwordCost: options.passwordCost,
   });
 
   const yogaLog = log.child({ component: 'graphql' });
@@ -217,9 +232,10 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     describeCaller: (caller) => rbac.describe(caller),
     // Custom fields of started plugins; their resolvers get clients like route handlers do.
     extensions: () => pluginController?.graphqlExtensions() ?? [],
+    // Both clients' reads count against the operation's response limit (operations/budget.ts).
     extensionContext: (plugin, ctx) => ({
-      client: createModelClient(registry, plugin, { caller: ctx.caller, authorizer: ctx.authorizer }),
-      privileged: createModelClient(registry, plugin, privilegedContext(plugin)),
+      client: createModelClient(registry, plugin, { caller: ctx.caller, authorizer: ctx.authorizer, budget: ctx.budget }),
+      privileged: createModelClient(registry, plugin, { ...privilegedContext(plugin), budget: ctx.budget }),
     }),
     logging: {
       debug: (...a: unknown[]) => yogaLog.debug(text(a)),
@@ -229,10 +245,15 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
     },
   });
 
+  // A user being deleted loses its tokens (they would not authenticate a new user of the name anyway).
+  const userChanged = async (user: ApiObject) => {
+    if (user.metadata.deletionTimestamp) await tokens.revokeAllOf(user.metadata.name);
+    await securityChanged();
+  };
   const hooks = new Map<unknown, KindHooks>([
     [ROLE, { admit: roleAdmission(rbac), changed: securityChanged }],
     [ROLE_BINDING, { admit: bindingAdmission(rbac), changed: securityChanged }],
-    [USER, { ...userHooks(securityChanged), admit: userAdmission(rbac, config.adminUsername) }],
+    [USER, { ...userHooks(userChanged, options.passwordCost), admit: userAdmission(rbac, config.adminUsername) }],
   ]);
   for (const { decl, opts } of PLATFORM_MODELS) await registry.register(decl, { ...opts, hooks: hooks.get(decl) });
   await ensureBuiltinRoles(registry);
@@ -293,6 +314,7 @@ export async function startGateway(config: Config, options: GatewayOptions = {})
           }),
         ),
       tokens,
+      limits,
       describe: (caller) => rbac.describe(caller),
       userExists: async (name) => !!(await platformStore('users').get(name)),
     }),

@@ -56,7 +56,7 @@ export async function measureAuthPath(
     });
     const authenticate = createAuthenticator({
       users: { get: (name) => platform('users').get(name) },
-      tokens: { verify: async () => undefined },
+      tokens: { verify: async () => undefined, lookup: async () => undefined },
       generation,
       limiter: new LoginLimiter(),
     });

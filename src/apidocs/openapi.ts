@@ -33,8 +33,6 @@ export interface DocumentedRoute {
 /** The key of a group-version in the /openapi/v3 index: `apis/<g>/<v>`, or `api/<v>` for the platform kinds. */
 export const groupVersionKey = (group: string, version: string): string => (group ? `apis/${group}/${version}` : `api/${version}`);
 
-export const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
-
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const response = (name: string) => ({ $ref: `#/components/responses/${name}` });
 

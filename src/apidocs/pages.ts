@@ -6,6 +6,12 @@
  * Every page is sent with a strict Content-Security-Policy: scripts only from the gateway
  * (`script-src 'self'`, plus the sha256 of any inline script, computed when the page is built)
  * and `X-Content-Type-Options: nosniff`. Styles may be inline: Swagger UI and Monaco set them.
+ *
+ * Signed in without Basic (docs/API.md §9): /docs and GraphiQL send the console's token
+ * (`sessionStorage`, this origin and tab only) as `Authorization: Bearer` on their own requests,
+ * with `X-Requested-With` (so a 401 never makes the browser prompt) and no ambient credentials
+ * (`credentials: 'omit'`). Without a token they show a small sign-in form (SESSION_JS) that
+ * creates one the way the console does; nothing else is stored.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -114,7 +120,8 @@ export const DOCS_PAGE = page(`<!doctype html>
 <link rel="icon" type="image/png" href="${DOCS_ASSETS}/favicon-32x32.png">
 <link rel="stylesheet" href="${DOCS_ASSETS}/swagger-ui.css">
 </head>
-<body><div id="swagger-ui"></div>
+<body><div id="svc-session"></div><div id="swagger-ui"></div>
+<script src="${DOCS_ASSETS}/session.js"></script>
 <script src="${DOCS_ASSETS}/swagger-ui-bundle.js"></script>
 <script src="${DOCS_ASSETS}/swagger-ui-standalone-preset.js"></script>
 <script src="${DOCS_ASSETS}/docs.js"></script>
@@ -127,6 +134,8 @@ export const GRAPHIQL_PAGE = page(`<!doctype html>
 <link rel="stylesheet" href="${GRAPHIQL_ASSETS}/graphiql.css">
 </head>
 <body id="body" class="no-focus-outline"><div id="root">Loading GraphiQL…</div>
+<div id="svc-session" style="position:fixed;top:0;right:0;z-index:100;max-width:28rem"></div>
+<script src="${GRAPHIQL_ASSETS}/session.js"></script>
 <script src="${GRAPHIQL_ASSETS}/graphiql-setup.js"></script>
 <script src="${GRAPHIQL_ASSETS}/yoga-graphiql.umd.js"></script>
 <script src="${GRAPHIQL_ASSETS}/graphiql-start.js"></script>
@@ -136,9 +145,84 @@ export const GRAPHIQL_PAGE = page(`<!doctype html>
 // /graphql answers HTML or GraphQL responses by the Accept header.
 GRAPHIQL_PAGE.headers.vary = 'Accept';
 
+/**
+ * The session of /docs and GraphiQL: the console's token from sessionStorage (same keys as
+ * console/api.js), or a small sign-in form that creates one as the console does (username and
+ * password used once for a 12-hour personal access token; or a token pasted) and reloads.
+ */
+const SESSION_JS = `'use strict';
+(function () {
+  var TOKEN_KEY = 'svc.console.token', NAME_KEY = 'svc.console.tokenName';
+  var TOKENS = '/apis/uc.api.security.svc.run/v1alpha1/personalaccesstokens';
+  function token() { try { return sessionStorage.getItem(TOKEN_KEY); } catch (e) { return null; } }
+  function headers(extra) {
+    var h = { 'X-Requested-With': 'XMLHttpRequest' };
+    var t = token();
+    if (t) h.Authorization = 'Bearer ' + t;
+    for (var k in extra || {}) h[k] = extra[k];
+    return h;
+  }
+  function b64(s) { return btoa(String.fromCharCode.apply(null, new TextEncoder().encode(s))); }
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    (children || []).forEach(function (c) { e.append(c); });
+    return e;
+  }
+  function input(name, type, label) {
+    return el('label', { style: 'margin-right:.5rem' }, [label + ' ', el('input', { name: name, type: type, autocomplete: type === 'password' ? 'current-password' : 'username' })]);
+  }
+  /** Shows the sign-in form (with why, when given) in #svc-session. */
+  function showSignIn(why) {
+    var box = document.getElementById('svc-session');
+    if (!box) return;
+    box.textContent = '';
+    var alert = el('p', { role: 'alert', style: 'color:#b00020;margin:.3rem 0' }, [why || '']);
+    var form = el('form', { 'data-svc': 'sign-in' }, [
+      el('strong', {}, ['Sign in ']),
+      input('username', 'text', 'Username'),
+      input('password', 'password', 'Password'),
+      'or ', input('token', 'password', 'Token'),
+      el('button', { type: 'submit' }, ['Sign in']),
+      alert,
+    ]);
+    box.setAttribute('style', (box.getAttribute('style') || '') + ';background:#fff8e1;border:1px solid #e0c060;padding:.5rem;font:14px system-ui,sans-serif');
+    form.addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      var f = form.elements;
+      var pasted = f.token.value.trim();
+      var done = function (t, name) {
+        sessionStorage.setItem(TOKEN_KEY, t);
+        if (name) sessionStorage.setItem(NAME_KEY, name); else sessionStorage.removeItem(NAME_KEY);
+        location.reload();
+      };
+      var fail = function (r) { alert.textContent = r.status === 401 ? 'Wrong credentials.' : 'Sign-in failed (HTTP ' + r.status + ').'; };
+      if (pasted) {
+        fetch('/apis', { credentials: 'omit', headers: { 'X-Requested-With': 'XMLHttpRequest', Authorization: 'Bearer ' + pasted } })
+          .then(function (r) { if (r.ok || r.status === 403) done(pasted, ''); else fail(r); });
+        return;
+      }
+      var expiresAt = new Date(Date.now() + 12 * 3600 * 1000).toISOString().replace(/\\.\\d{3}Z$/, 'Z');
+      fetch(TOKENS, {
+        method: 'POST',
+        credentials: 'omit',
+        headers: { 'X-Requested-With': 'XMLHttpRequest', 'Content-Type': 'application/json', Authorization: 'Basic ' + b64(f.username.value + ':' + f.password.value) },
+        body: JSON.stringify({ spec: { displayName: 'API reference sign-in', expiresAt: expiresAt } })
+      }).then(function (r) {
+        if (!r.ok) return fail(r);
+        return r.json().then(function (created) { done(created.token, created.metadata && created.metadata.name); });
+      });
+    });
+    box.append(form);
+  }
+  window.svcSession = { token: token, headers: headers, showSignIn: showSignIn };
+})();
+`;
+
 /** Swagger UI over the /openapi/v3 index: one entry per group-version, plus the combined document. */
 const DOCS_JS = `'use strict';
 (function () {
+  var session = window.svcSession;
   function start(urls) {
     window.ui = SwaggerUIBundle({
       urls: urls,
@@ -146,14 +230,23 @@ const DOCS_JS = `'use strict';
       dom_id: '#swagger-ui',
       deepLinking: true,
       validatorUrl: null,
-      withCredentials: true,
+      // The session's token on every request (documents and "Try it out"), no ambient credentials.
+      requestInterceptor: function (req) {
+        var h = session.headers();
+        for (var k in h) if (!(k in req.headers)) req.headers[k] = h[k];
+        req.credentials = 'omit';
+        return req;
+      },
       presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
       plugins: [SwaggerUIBundle.plugins.DownloadUrl],
       layout: 'StandaloneLayout'
     });
   }
-  fetch('/openapi/v3', { credentials: 'same-origin', headers: { accept: 'application/json' } })
-    .then(function (r) { return r.ok ? r.json() : { paths: {} }; })
+  fetch('/openapi/v3', { credentials: 'omit', headers: session.headers({ accept: 'application/json' }) })
+    .then(function (r) {
+      if (r.status === 401) session.showSignIn(session.token() ? 'Your session has expired; sign in again.' : 'Sign in to read the API reference.');
+      return r.ok ? r.json() : { paths: {} };
+    })
     .catch(function () { return { paths: {} }; })
     .then(function (index) {
       var urls = [{ name: 'All APIs (/openapi.json)', url: '/openapi.json' }];
@@ -184,13 +277,20 @@ const GRAPHIQL_SETUP_JS = `'use strict';
 })();
 `;
 
+/** GraphiQL with the session's token on every request (queries, introspection, subscriptions). */
 const GRAPHIQL_START_JS = `'use strict';
-YogaGraphiQL.renderYogaGraphiQL(document.getElementById('root'), {
-  endpoint: '/graphql',
-  title: 'svc gateway',
-  subscriptionsProtocol: 'WS',
-  defaultQuery: '# Send Authorization in the Headers tab, e.g. {"Authorization": "Basic …"}\\n{\\n  me {\\n    username\\n    roles\\n  }\\n}\\n'
-});
+(function () {
+  var session = window.svcSession;
+  if (!session.token()) session.showSignIn('Signed out: sign in, or query as anonymous.');
+  YogaGraphiQL.renderYogaGraphiQL(document.getElementById('root'), {
+    endpoint: '/graphql',
+    title: 'svc gateway',
+    subscriptionsProtocol: 'WS',
+    credentials: 'omit',
+    additionalHeaders: session.headers(),
+    defaultQuery: '{\\n  me {\\n    username\\n    roles\\n  }\\n}\\n'
+  });
+})();
 `;
 
 interface Asset {
@@ -209,11 +309,13 @@ export const DOCS_ASSET_FILES: Record<string, Asset> = {
   'swagger-ui-standalone-preset.js': { type: JS, file: join(SWAGGER_DIR, 'swagger-ui-standalone-preset.js') },
   'favicon-32x32.png': { type: 'image/png', file: join(SWAGGER_DIR, 'favicon-32x32.png') },
   'docs.js': { type: JS, text: DOCS_JS },
+  'session.js': { type: JS, text: SESSION_JS },
 };
 
 export const GRAPHIQL_ASSET_FILES: Record<string, Asset> = {
   'graphiql.css': { type: CSS, text: () => graphiql().css },
   'yoga-graphiql.umd.js': { type: JS, text: () => graphiql().js },
+  'session.js': { type: JS, text: SESSION_JS },
   'graphiql-setup.js': { type: JS, text: GRAPHIQL_SETUP_JS },
   'graphiql-start.js': { type: JS, text: GRAPHIQL_START_JS },
   'monacoeditorwork/editor.worker.bundle.js': { type: JS, text: () => graphiql().editorWorkerService },

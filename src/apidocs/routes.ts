@@ -12,8 +12,8 @@
  *   GET /openapi/v3/apis/{g}/{v}     one OpenAPI 3.1 document (?hash= from the index)
  *   GET /openapi/v3/api/v1alpha1
  *   GET /openapi.json                every path in one document
- *   GET /docs, /docs/assets/*        the interactive reference (Swagger UI) and its files
  *
+ * (The page /docs and its files are public: apidocs/public.ts.)
  * Each answers only what the caller may read (apidocs/service.ts); a group-version the caller
  * sees nothing of is a 404, whether or not it exists.
  *
@@ -28,7 +28,6 @@ import type { RequestHandler } from '../request/handler.js';
 import type { Caller } from '../security/identity.js';
 import { NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
-import { AssetServer, DOCS_ASSET_FILES, DOCS_ASSETS, DOCS_PAGE, sendPage } from './pages.js';
 import type { ApiDocs, ServedDocument } from './service.js';
 
 /** What a documentation route reads of an authorized request. */
@@ -88,8 +87,6 @@ function sendDocument(req: IncomingMessage, res: ServerResponse, target: Request
 const decode = (s: string) => decodeURIComponent(s);
 
 export function apiDocsRoutes(docs: ApiDocs): (method: string, info: RequestInfo, target: RequestTarget) => DocsRoute | undefined {
-  const docsAssets = new AssetServer(DOCS_ASSET_FILES);
-
   const readOnly =
     (route: DocsRoute, params: ReadonlySet<string> = NO_PARAMS): DocsRoute =>
     async (req, res, rc) => {
@@ -118,7 +115,6 @@ export function apiDocsRoutes(docs: ApiDocs): (method: string, info: RequestInfo
     core: readOnly(async (req, res) => sendDiscovery(req, res, { versions: [PLATFORM_VERSION] })),
     index: readOnly(async (req, res, rc) => sendDiscovery(req, res, await docs.index(rc.caller))),
     combined: readOnly(async (req, res, rc) => sendDocument(req, res, rc.target, await docs.combined(rc.caller), rc.target.pathname), DOCUMENT_PARAMS),
-    docsPage: readOnly(async (req, res) => sendPage(DOCS_PAGE, req, res)),
   };
 
   return (_method, info, target) => {
@@ -156,14 +152,6 @@ export function apiDocsRoutes(docs: ApiDocs): (method: string, info: RequestInfo
         return undefined;
       case 'openapi.json':
         return rest.length === 0 ? routes.combined : undefined;
-      case 'docs': {
-        if (rest.length === 0) return routes.docsPage;
-        const asset = target.pathname.slice(`${DOCS_ASSETS}/`.length);
-        if (target.pathname.startsWith(`${DOCS_ASSETS}/`) && docsAssets.has(asset)) {
-          return readOnly(async (req, res) => docsAssets.serve(asset, req, res));
-        }
-        return undefined;
-      }
       default:
         return undefined;
     }

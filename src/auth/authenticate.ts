@@ -7,17 +7,23 @@
  *   - anything wrong → 401 (never a silent downgrade); over the failed-login limits → 429.
  *
  * Verified headers are remembered, keyed by a SHA-256 digest of the header (never the clear
- * text), so a request pays for the slow hash once. The memory is dropped whenever the security
- * generation moves (any user or token change, here or on another gateway).
+ * text), so a request pays for the slow hash once. Whenever the security generation moves (any
+ * user or token change, here or on another gateway), a remembered header is used again only
+ * after its session (below) read that its user and token still hold: a store read, no hash.
+ *
+ * Each logged-in caller carries a Session (security/identity.ts) that streams and WebSocket
+ * sessions check again: it fails once the token is revoked or expired, or the user is disabled,
+ * deleted, recreated under the same name or given a new password (docs/API.md §2). A token
+ * belongs to the user object it was minted for, not to the name.
  */
 import { createHash } from 'node:crypto';
 import { Unauthenticated } from '../errors/index.js';
 import type { ApiObject } from '../store/object.js';
 import type { SecurityGeneration } from './generation.js';
-import { ANONYMOUS, userCaller, type Caller } from '../security/identity.js';
+import { ANONYMOUS, userCaller, type Caller, type Session } from '../security/identity.js';
 import type { LoginLimiter } from './login-limiter.js';
-import { verifyPassword } from './password.js';
-import type { TokenStore } from './tokens.js';
+import { needsRehash, passwordStamp, rehashPassword, verifyPassword, type ScryptCost } from './password.js';
+import type { TokenOwner, TokenStore } from './tokens.js';
 
 /** Where a request comes from: the socket's peer address (forwarding headers are not trusted). */
 export interface ClientInfo {
@@ -27,11 +33,17 @@ export interface ClientInfo {
 export type Authenticate = (authorization: string | undefined, client?: ClientInfo) => Promise<Caller>;
 
 export interface AuthenticatorDeps {
-  /** Raw (unpresented) user objects by name. */
-  users: { get(name: string): Promise<ApiObject | null> };
-  tokens: Pick<TokenStore, 'verify'>;
+  users: {
+    /** Raw (unpresented) user objects by name. */
+    get(name: string): Promise<ApiObject | null>;
+    /** Replaces a user's password hash `from` by `to` (a rehash at the current cost); optional. */
+    replaceHash?(name: string, from: string, to: string): Promise<void>;
+  };
+  tokens: Pick<TokenStore, 'verify' | 'lookup'>;
   generation: Pick<SecurityGeneration, 'value'>;
   limiter: LoginLimiter;
+  /** The scrypt cost of new hashes (the default; tests lower it: GatewayOptions.passwordCost). */
+  passwordCost?: ScryptCost;
 }
 
 const MAX_REMEMBERED = 10_000;
@@ -67,54 +79,102 @@ function activeHash(user: ApiObject | null): string | undefined {
   return typeof password === 'string' ? password : undefined;
 }
 
+/**
+ * True when the token belongs to this user object, not merely to its name (docs/API.md §2): the
+ * object the token was minted for (its creationTimestamp, recorded in the token), or, for a
+ * token minted before that was recorded, an object older than the token.
+ */
+function ownedBy(owner: TokenOwner, user: ApiObject): boolean {
+  const created = user.metadata.creationTimestamp;
+  if (owner.userCreated !== undefined) return created === owner.userCreated;
+  return created !== undefined && owner.created !== undefined && created <= owner.created;
+}
+
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
   const remembered = new Map<string, Remembered>();
   const inFlight = new Map<string, { generation: number; verified: Promise<Caller>; login: string }>();
-  let filledAt = deps.generation.value;
 
   const recall = (key: string): Remembered | undefined => {
-    if (deps.generation.value !== filledAt) {
-      remembered.clear();
-      filledAt = deps.generation.value;
-      return undefined;
-    }
     const r = remembered.get(key);
-    if (!r) return undefined;
-    if (r.expiresAt !== undefined && r.expiresAt <= Date.now()) {
+    if (r?.expiresAt !== undefined && r.expiresAt <= Date.now()) {
       remembered.delete(key);
       return undefined;
     }
     return r;
   };
-  const remember = (key: string, generation: number, entry: Remembered): Caller => {
-    if (generation === deps.generation.value && generation === filledAt) {
-      if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
-      remembered.set(key, entry);
-    }
+  const remember = (key: string, entry: Remembered): Caller => {
+    if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
+    remembered.set(key, entry);
     return entry.caller;
   };
 
-  async function basic(value: string, client: ClientInfo, key: string, generation: number): Promise<Caller> {
+  /**
+   * The session of verified credentials: `holds` reads again whether they are still valid. It
+   * runs only when the security generation moved since the last check (every change of a user
+   * or a token moves it, on every gateway sharing the database), once for all who ask at a time.
+   */
+  const session = (generation: number, holds: () => Promise<boolean>, userCreated: string | undefined, expiresAt?: number): Session => {
+    let checkedAt = generation;
+    let running: Promise<void> | undefined;
+    return {
+      userCreated,
+      expiresAt,
+      check() {
+        if (expiresAt !== undefined && expiresAt <= Date.now()) return Promise.reject(new Unauthenticated('the token has expired'));
+        if (deps.generation.value === checkedAt) return Promise.resolve();
+        running ??= (async () => {
+          const at = deps.generation.value;
+          try {
+            if (!(await holds())) throw new Unauthenticated('the credentials of this session were revoked');
+            checkedAt = at;
+          } finally {
+            running = undefined;
+          }
+        })();
+        return running;
+      },
+    };
+  };
+
+  /** Verifies Basic credentials; Unauthenticated when they are wrong. */
+  async function basic(value: string, key: string, generation: number): Promise<Caller> {
     const decoded = Buffer.from(value, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) throw new Unauthenticated('malformed Basic credentials');
     const username = decoded.slice(0, colon);
     const password = decoded.slice(colon + 1);
-    const address = client.address ?? '';
     const user = USERNAME.test(username) && username.length <= 253 ? await deps.users.get(username) : null;
-    if (await verifyPassword(password, activeHash(user))) {
-      return remember(key, generation, { caller: userCaller(username, 'basic'), login: username });
+    const hash = activeHash(user);
+    if (!(await verifyPassword(password, hash, deps.passwordCost))) throw new Unauthenticated('invalid username or password');
+    if (needsRehash(hash!, deps.passwordCost) && deps.users.replaceHash) {
+      // At the current cost, in the background: this login does not wait for a second hash.
+      void rehashPassword(password, hash!, deps.passwordCost)
+        .then((next) => (next ? deps.users.replaceHash!(username, hash!, next) : undefined))
+        .catch(() => undefined);
     }
-    deps.limiter.fail(username, address);
-    throw new Unauthenticated('invalid username or password');
+    const created = user!.metadata.creationTimestamp;
+    const stamp = passwordStamp(hash!);
+    const holds = async () => {
+      const now = await deps.users.get(username);
+      const current = activeHash(now);
+      return current !== undefined && now!.metadata.creationTimestamp === created && passwordStamp(current) === stamp;
+    };
+    return remember(key, { caller: userCaller(username, 'basic', session(generation, holds, created)), login: username });
   }
 
   async function bearer(token: string, client: ClientInfo, key: string, generation: number): Promise<Caller> {
     const address = client.address ?? '';
     // Token guesses count against the client address (and a pseudo-user no login name can take).
     const owner = await deps.tokens.verify(token);
-    if (owner && active(await deps.users.get(owner.username))) {
-      return remember(key, generation, { caller: userCaller(owner.username, 'token'), login: TOKEN_LOGIN, expiresAt: owner.expiresAt });
+    const user = owner ? await deps.users.get(owner.username) : null;
+    if (owner && active(user) && ownedBy(owner, user)) {
+      const holds = async () => {
+        const still = await deps.tokens.lookup(owner.name);
+        const now = still ? await deps.users.get(still.username) : null;
+        return !!still && active(now) && ownedBy(still, now);
+      };
+      const caller = userCaller(owner.username, 'token', session(generation, holds, user.metadata.creationTimestamp, owner.expiresAt));
+      return remember(key, { caller, login: TOKEN_LOGIN, expiresAt: owner.expiresAt });
     }
     deps.limiter.fail(TOKEN_LOGIN, address);
     throw new Unauthenticated('invalid, revoked or expired token');
@@ -123,12 +183,21 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
   return async (authorization, client = {}) => {
     if (authorization === undefined || authorization.trim() === '') return ANONYMOUS;
     const key = headerDigest(authorization);
+    const address = client.address ?? '';
     const known = recall(key);
     if (known) {
       // Every request with credentials is a login attempt: over the limits it is refused even
       // with credentials verified earlier (docs/API.md §2), at the cost of two map lookups.
-      deps.limiter.check(known.login, client.address ?? '');
-      return known.caller;
+      deps.limiter.check(known.login, address);
+      // After a change of users or tokens (the security generation moved) the session tells,
+      // without the slow hash, whether these credentials still hold; else they are verified afresh.
+      try {
+        await known.caller.session!.check();
+        return known.caller;
+      } catch (e) {
+        if (!(e instanceof Unauthenticated)) throw e;
+        if (remembered.get(key) === known) remembered.delete(key);
+      }
     }
     const generation = deps.generation.value;
     // Requests carrying the same header while it is being verified share that verification
@@ -136,15 +205,28 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
     // Each joining request is still a login attempt checked against the limits of its address.
     const running = inFlight.get(key);
     if (running && running.generation === generation) {
-      deps.limiter.check(running.login, client.address ?? '');
+      deps.limiter.check(running.login, address);
       return running.verified;
     }
     const [scheme = '', value = ''] = authorization.trim().split(/\s+/, 2);
     const kind = scheme.toLowerCase();
     if (kind !== 'basic' && kind !== 'bearer') throw new Unauthenticated(`unsupported authorization scheme "${scheme.slice(0, 20)}"`);
-    const login = kind === 'basic' ? basicUsername(value) : TOKEN_LOGIN;
-    deps.limiter.check(login, client.address ?? '');
-    const verified = kind === 'basic' ? basic(value, client, key, generation) : bearer(value, client, key, generation);
+    let verified: Promise<Caller>;
+    let login: string;
+    if (kind === 'basic') {
+      // A password check counts as a failure while it runs (docs/API.md §2: concurrent guesses).
+      login = basicUsername(value);
+      const done = deps.limiter.attempt(login, address);
+      verified = basic(value, key, generation);
+      verified.then(
+        () => done(false),
+        (e: unknown) => done(e instanceof Unauthenticated),
+      );
+    } else {
+      login = TOKEN_LOGIN;
+      deps.limiter.check(login, address);
+      verified = bearer(value, client, key, generation);
+    }
     const entry = { generation, verified, login };
     inFlight.set(key, entry);
     const forget = () => {

@@ -5,6 +5,10 @@
  *   - 100 failures from one address within 60 s → every further login attempt from it gets 429,
  * each with `Retry-After` until the failures that caused it leave the window. Below the limits
  * nothing is delayed; successes are never counted.
+ *
+ * Password checks still running count as failures until they end (`attempt`): of any number of
+ * concurrent guesses for one pair, at most 10 reach the (slow) password check, since a limit
+ * checked only before the check and counted only after it lets a burst through whole.
  */
 import { TooManyRequests } from '../errors/index.js';
 
@@ -21,11 +25,13 @@ class Failures {
   private readonly map = new Map<string, number[]>();
   constructor(private readonly limit: number, private readonly windowMs: number) {}
 
-  /** Milliseconds until the key may try again, or 0. */
-  blockedFor(key: string, now: number): number {
+  /** Milliseconds until the key may try again, or 0, with `pending` attempts still being checked. */
+  blockedFor(key: string, now: number, pending = 0): number {
+    const limit = this.limit - pending;
+    if (limit <= 0) return PENDING_WAIT_MS;
     const times = this.map.get(key);
-    if (!times || times.length < this.limit) return 0;
-    const until = times[times.length - this.limit]! + this.windowMs;
+    if (!times || times.length < limit) return 0;
+    const until = times[times.length - limit]! + this.windowMs;
     return until > now ? until - now : 0;
   }
 
@@ -46,10 +52,28 @@ class Failures {
 }
 
 const PRUNE_AT = 10_000;
+/** Retry-After of an attempt refused while the attempts before it are still being checked. */
+const PENDING_WAIT_MS = 1000;
+
+/** Counts of attempts still being checked, per key. */
+class Pending {
+  private readonly map = new Map<string, number>();
+  get = (key: string) => this.map.get(key) ?? 0;
+  add(key: string): void {
+    this.map.set(key, this.get(key) + 1);
+  }
+  remove(key: string): void {
+    const n = this.get(key) - 1;
+    if (n > 0) this.map.set(key, n);
+    else this.map.delete(key);
+  }
+}
 
 export class LoginLimiter {
   private readonly pairs: Failures;
   private readonly addresses: Failures;
+  private readonly pendingPairs = new Pending();
+  private readonly pendingAddresses = new Pending();
 
   constructor(
     readonly limits: LoginLimits = DEFAULT_LOGIN_LIMITS,
@@ -59,11 +83,34 @@ export class LoginLimiter {
     this.addresses = new Failures(limits.perAddress, limits.windowMs);
   }
 
-  /** Throws 429 when this login attempt is over a limit. */
+  /** Throws 429 when this login attempt is over a limit (attempts still being checked count). */
   check(username: string, address: string): void {
     const now = this.now();
-    const wait = Math.max(this.addresses.blockedFor(address, now), this.pairs.blockedFor(pairKey(username, address), now));
+    const pair = pairKey(username, address);
+    const wait = Math.max(
+      this.addresses.blockedFor(address, now, this.pendingAddresses.get(address)),
+      this.pairs.blockedFor(pair, now, this.pendingPairs.get(pair)),
+    );
     if (wait > 0) throw new TooManyRequests('too many failed login attempts; try again later', Math.ceil(wait / 1000));
+  }
+
+  /**
+   * Starts a password check: 429 when over a limit, else the attempt counts as a failure until
+   * `done` is called (once), with whether it failed.
+   */
+  attempt(username: string, address: string): (failed: boolean) => void {
+    this.check(username, address);
+    const pair = pairKey(username, address);
+    this.pendingPairs.add(pair);
+    this.pendingAddresses.add(address);
+    let open = true;
+    return (failed) => {
+      if (!open) return;
+      open = false;
+      this.pendingPairs.remove(pair);
+      this.pendingAddresses.remove(address);
+      if (failed) this.fail(username, address);
+    };
   }
 
   fail(username: string, address: string): void {

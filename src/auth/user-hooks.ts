@@ -5,14 +5,17 @@
  *   - present: the hash is removed from everything that leaves the gateway (REST, GraphQL,
  *     watch events), since every transport presents objects through the operations layer;
  *   - changed: any user change moves the security generation (credential caches drop).
+ * `replaceHash` stores a rehash of the same password at the current cost (auth/password.ts).
  */
 import type { KindHooks } from '../registry/hooks.js';
+import { isStoreError } from '../store/errors.js';
 import { isPlainObject, type ApiObject } from '../store/object.js';
-import { hashPassword } from './password.js';
+import type { ModelStore } from '../store/types.js';
+import { DEFAULT_COST, hashPassword, type ScryptCost } from './password.js';
 
 const storedHash = (obj: ApiObject | undefined): unknown => (isPlainObject(obj?.spec) ? obj.spec.password : undefined);
 
-export function userHooks(changed: () => Promise<void>): KindHooks {
+export function userHooks(changed: (user: ApiObject) => Promise<void>, cost: ScryptCost = DEFAULT_COST): KindHooks {
   return {
     async prepare(next, old) {
       if (next.spec !== undefined && !isPlainObject(next.spec)) return next;
@@ -20,7 +23,7 @@ export function userHooks(changed: () => Promise<void>): KindHooks {
       const given = spec.password;
       const kept = storedHash(old);
       // The stored hash itself comes back unchanged only from server-side writes (status, delete).
-      if (typeof given === 'string' && given !== kept) spec.password = await hashPassword(given);
+      if (typeof given === 'string' && given !== kept) spec.password = await hashPassword(given, cost);
       else if (typeof kept === 'string') spec.password = kept;
       else delete spec.password;
       return { ...next, spec };
@@ -32,4 +35,21 @@ export function userHooks(changed: () => Promise<void>): KindHooks {
     },
     changed,
   };
+}
+
+/**
+ * Replaces user `name`'s password hash `from` by `to`, a rehash of the same password (same salt,
+ * so sessions hold: auth/authenticate.ts). Written straight to the store, as the password did
+ * not change: no hook runs and the security generation stays. Skipped when the user changed
+ * meanwhile; the next login tries again.
+ */
+export async function replaceHash(users: ModelStore, name: string, from: string, to: string): Promise<void> {
+  const user = await users.get(name);
+  if (!user || !isPlainObject(user.spec) || user.spec.password !== from) return;
+  const version = user.metadata.version ?? 0;
+  try {
+    await users.update({ ...user, metadata: { ...user.metadata, version: version + 1 }, spec: { ...user.spec, password: to } }, version);
+  } catch (e) {
+    if (!isStoreError(e, 'Conflict') && !isStoreError(e, 'NotFound')) throw e;
+  }
 }

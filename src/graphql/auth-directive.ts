@@ -64,7 +64,7 @@ async function check(spec: AuthSpec, collection: string, args: Record<string, un
   const attrs = attributesFor(spec, collection, args, ctx);
   const decision = await ctx.authorizer.authorize(attrs);
   if (!admitsWatch(spec.verb, decision)) throw denial(attrs);
-  return graphQLContext(ctx.caller, preauthorized(attrs, decision, ctx.authorizer), ctx.watches, ctx.fieldDone);
+  return graphQLContext(ctx.caller, preauthorized(attrs, decision, ctx.authorizer), ctx.watches, ctx.fieldDone, ctx.budget);
 }
 
 /** Tells the context's observer how a checked field ended (`status`: 200, or the error's). */

@@ -2,6 +2,7 @@
 import type { FieldOutcome } from '../ops/observer.js';
 import type { Authorizer, Caller } from '../security/authorizer.js';
 import type { WatchHub } from '../watch/hub.js';
+import { ResponseBudget } from '../operations/budget.js';
 
 export interface GraphQLContext {
   caller: Caller;
@@ -10,10 +11,12 @@ export interface GraphQLContext {
   watches?: WatchHub;
   /** Told when a field checked by @auth ends (the audit log: ops/observer.ts). */
   fieldDone?: (f: FieldOutcome) => void;
+  /** The response limit of this operation, shared by all its list and object fields (operations/budget.ts). */
+  budget: ResponseBudget;
 }
 
 /**
- * A GraphQLContext of the one shape every resolver sees (a plain object with these four fields,
+ * A GraphQLContext of the one shape every resolver sees (a plain object with these five fields,
  * in this order). Contexts are built only here. Yoga merges the context into its own request
  * object (req, res, params, …); resolvers get these fields, not a copy of that object.
  */
@@ -22,6 +25,7 @@ export function graphQLContext(
   authorizer: Authorizer,
   watches: WatchHub | undefined,
   fieldDone?: (f: FieldOutcome) => void,
+  budget: ResponseBudget = new ResponseBudget(),
 ): GraphQLContext {
-  return { caller, authorizer, watches, fieldDone };
+  return { caller, authorizer, watches, fieldDone, budget };
 }

@@ -15,10 +15,12 @@
  *    never a stack (graphql-yoga logs the original).
  *  - A watch's ERROR event (subscriptions) → `watchEventError`.
  *  - A graphql-ws connection whose authentication fails → `connectionRefusal` (close code).
- *  - A POST body refused before GraphQL reads it (too large, nested too deep) → `bodyRefusal`.
+ *  - A POST body refused before GraphQL reads it (too large, nested too deep, not JSON) → `bodyRefusal`.
  *  - The outcome of an operation for metrics ("OK" or the first code) → `outcomeCode`.
+ *  - graphql-ws messages carry no `extensions.http` (HTTP status and headers; yoga strips it
+ *    from HTTP answers) → `withoutHttp`.
  */
-import { GraphQLError, type GraphQLErrorExtensions } from 'graphql';
+import { GraphQLError, type GraphQLErrorExtensions, type GraphQLFormattedError } from 'graphql';
 import { ApiError, toApiError, type ErrorCode } from '../errors/index.js';
 import { errorHeaders } from '../errors/http.js';
 
@@ -91,7 +93,7 @@ export function outcomeCode(errors: readonly unknown[] | undefined): string {
   return typeof code === 'string' ? code : 'INTERNAL';
 }
 
-/** The watch's status codes (`errorEvent` in operations/watch.ts) → GraphQL codes. */
+/** The watch's status codes (`errorEvent` in watch/encode.ts) → GraphQL codes. */
 const WATCH_CODES: Record<number, ErrorCode> = {
   400: 'BAD_REQUEST',
   401: 'UNAUTHENTICATED',
@@ -136,4 +138,14 @@ export function bodyRefusal(err: unknown): BodyRefusal {
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (api.status === 413) headers.connection = 'close';
   return { status: api.status, headers, body };
+}
+
+/** The errors as graphql-ws sends them: formatted, without the HTTP-only `extensions.http`. */
+export function withoutHttp(errors: readonly GraphQLError[]): GraphQLFormattedError[] {
+  return errors.map((e) => {
+    const formatted = e.toJSON();
+    if (!formatted.extensions || !('http' in formatted.extensions)) return formatted;
+    const { http: _http, ...extensions } = formatted.extensions;
+    return { ...formatted, extensions };
+  });
 }

@@ -3,6 +3,9 @@
  * plugin): tokens while parsing, depth and aliases while validating, the nesting of variables
  * before execution. A violation is a GraphQL error with `extensions.code: BAD_REQUEST` (HTTP
  * 400). `bodyTooDeep` is the same nesting limit for a POST body before it is parsed as JSON.
+ *
+ * And the response limit (operations/budget.ts), spent by the fields as they read: an operation
+ * that overspends it answers only that refusal (no partial data), HTTP 400.
  */
 import {
   GraphQLError,
@@ -18,6 +21,7 @@ import { BadRequest } from '../errors/index.js';
 import { textDepth, valueDepth } from '../json/depth.js';
 import { graphQLError } from './errors.js';
 import { LIMITS } from '../limits.js';
+import type { ResponseBudget } from '../operations/budget.js';
 
 export interface Limits {
   /** Deepest field nesting of an operation (fragments expanded); `{ a { b } }` is 2. */
@@ -28,11 +32,23 @@ export interface Limits {
   maxAliases: number;
   /** Cost of an operation (cost.ts; SVC_GRAPHQL_MAX_COST). */
   maxCost: number;
+  /** JSON nesting depth of the variables (and of a POST body): the gateway's jsonDepth. */
+  jsonDepth: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliases: 30, maxCost: LIMITS.graphqlMaxCost };
+export const DEFAULT_LIMITS: Limits = { maxDepth: 15, maxTokens: 2000, maxAliases: 30, maxCost: LIMITS.graphqlMaxCost, jsonDepth: LIMITS.jsonDepth };
 
-const limitError = (message: string, nodes?: GraphQLError['nodes']) => graphQLError(message, 'BAD_REQUEST', {}, nodes);
+/**
+ * A refusal by a limit: `BAD_REQUEST`, HTTP 400 whatever the Accept header. yoga answers a
+ * parse or validation error 200 to a client accepting only `application/json` when its
+ * `http.spec` flag is set, and sets that flag on every parse error (`spec ||= true`): here the
+ * flag reads false and ignores writes.
+ */
+function limitError(message: string, nodes?: GraphQLError['nodes']): GraphQLError {
+  const http = { status: 400 };
+  Object.defineProperty(http, 'spec', { get: () => false, set: () => undefined, enumerable: false });
+  return graphQLError(message, 'BAD_REQUEST', { http }, nodes);
+}
 
 /** Depth of a selection set; fragment depths are memoised, spread cycles count as 0. */
 function depthOf(
@@ -108,8 +124,7 @@ function atMostTwoDeep(variables: unknown): boolean {
  * Variables nested deeper than the JSON depth limit (src/limits.ts) are refused before input
  * coercion, the merge patch or a store walks them recursively.
  */
-function variablesTooDeep(variables: unknown): { errors: GraphQLError[] } | undefined {
-  const max = LIMITS.jsonDepth;
+function variablesTooDeep(variables: unknown, max: number): { errors: GraphQLError[] } | undefined {
   // The variables map itself is one level.
   if (atMostTwoDeep(variables) || valueDepth(variables, max + 1) <= max + 1) return undefined;
   return { errors: [limitError(`The variables are nested more than ${max} levels deep (limit: JSON nesting depth ${max}).`)] };
@@ -119,8 +134,7 @@ function variablesTooDeep(variables: unknown): { errors: GraphQLError[] } | unde
  * A POST body (JSON text) nested deeper than the JSON depth limit, refused before it is parsed:
  * variables that deep would exhaust the stack of input coercion and of the merge patch.
  */
-export function bodyTooDeep(text: string): BadRequest | undefined {
-  const max = LIMITS.jsonDepth;
+export function bodyTooDeep(text: string, max: number): BadRequest | undefined {
   if (textDepth(text, max) <= max) return undefined;
   return new BadRequest(`The request body is nested more than ${max} levels deep (limit: JSON nesting depth ${max}).`);
 }
@@ -144,11 +158,19 @@ export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
   const wrapped = new WeakMap<ParseFn, ParseFn>();
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const refused = variablesTooDeep(args.variableValues);
-      if (refused) setResultAndStopExecution(refused);
+      const refused = variablesTooDeep(args.variableValues, limits.jsonDepth);
+      if (refused) return setResultAndStopExecution(refused);
+      const budget = (args.contextValue as { budget?: ResponseBudget }).budget;
+      if (!budget) return;
+      return {
+        onExecuteDone({ setResult }) {
+          const over = budget.exceeded;
+          if (over) setResult({ errors: [limitError(over.message)] });
+        },
+      };
     },
     onSubscribe({ args, setResultAndStopExecution }) {
-      const refused = variablesTooDeep(args.variableValues);
+      const refused = variablesTooDeep(args.variableValues, limits.jsonDepth);
       if (refused) setResultAndStopExecution(refused);
     },
     onParse({ parseFn, setParseFn }) {

@@ -8,17 +8,22 @@
  * and yoga's own `processRegularResult` builds the answer, so status codes and bodies are
  * yoga's. `runOperation` below mirrors yoga's request handling from the parameters on.
  *
+ * A POST body must be `application/json` (415 otherwise, docs/API.md §2): an HTML form
+ * (urlencoded, multipart, text/plain) posted from another origin is never executed, although
+ * yoga would read it.
+ *
  * Everything else goes to yoga's node handler: other methods; and, with the body already read,
- * other media types, query strings, Accept values without a JSON type, bodies that are not a
+ * JSON with another charset, query strings, Accept values without a JSON type, bodies that are not a
  * plain parameters object, and subscriptions (`replay`). A request is handed over only before
  * its context is built, so nothing is executed or counted twice.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
-import { PayloadTooLarge } from '../errors/index.js';
+import { PayloadTooLarge, UnsupportedMediaType } from '../errors/index.js';
 import { readBody } from '../net/read-body.js';
-import { LIMITS } from '../limits.js';
+import type { GatewayLimits } from '../limits.js';
+import { mediaType as bodyType } from '../net/media-type.js';
 import type { GraphQLContext } from './context.js';
 import { bodyRefusal, maskError } from './errors.js';
 import { bodyTooDeep } from './limits.js';
@@ -184,11 +189,15 @@ async function runOperation(
 }
 
 /**
- * Serves the HTTP requests to `/graphql` of one yoga instance (see the header). `persisted`
- * turns a request's persisted-operation hash into its text (persisted.ts): asked here for the
- * requests served without yoga's request path, and by yoga's `onParams` for the others.
+ * Serves the HTTP requests to `/graphql` of one yoga instance (see the header), within `limits`.
+ * `persisted` turns a request's persisted-operation hash into its text (persisted.ts): asked here
+ * for the requests served without yoga's request path, and by yoga's `onParams` for the others.
  */
-export function httpHandler(yoga: Yoga, persisted?: PersistedOperations): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function httpHandler(
+  yoga: Yoga,
+  limits: Pick<GatewayLimits, 'bodyBytes' | 'discardBytes' | 'jsonDepth'>,
+  persisted?: PersistedOperations,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   // Clients send the same Accept header with every request: the last answer is kept.
   let lastAccept = { header: undefined as string | undefined, type: jsonMediaType(undefined) };
   const mediaTypeOf = (header: string | undefined) => {
@@ -204,16 +213,21 @@ export function httpHandler(yoga: Yoga, persisted?: PersistedOperations): (req: 
     if (req.method !== 'POST') return yoga.handle(req, res);
     let body: Buffer;
     try {
-      body = await readBody(req, LIMITS.bodyBytes);
+      body = await readBody(req, limits.bodyBytes, limits.discardBytes);
     } catch (e) {
       if ((e as { status?: number }).status !== 413) throw e;
-      const refusal = bodyRefusal(new PayloadTooLarge(`The request body exceeds ${LIMITS.bodyBytes} bytes.`));
+      const refusal = bodyRefusal(new PayloadTooLarge(`The request body exceeds ${limits.bodyBytes} bytes.`));
+      return send(res, refusal.status, refusal.headers, refusal.body);
+    }
+    const type = bodyType(req);
+    if (type !== 'application/json') {
+      const refusal = bodyRefusal(new UnsupportedMediaType(`Content-Type "${type || '(none)'}" is not supported; POST /graphql takes application/json`));
       return send(res, refusal.status, refusal.headers, refusal.body);
     }
     const mediaType = mediaTypeOf(req.headers.accept);
     if (!mediaType || !isJsonBody(req) || (req.url ?? '').includes('?')) return replay(yoga, req, res, body);
     const text = body.toString('utf8');
-    const deep = bodyTooDeep(text);
+    const deep = bodyTooDeep(text, limits.jsonDepth);
     if (deep) {
       const refusal = bodyRefusal(deep);
       return send(res, refusal.status, refusal.headers, refusal.body);

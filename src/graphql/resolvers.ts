@@ -42,7 +42,12 @@ export interface WatchPayload {
   initialEventsEnd: boolean;
 }
 
-const opContext = (ctx: GraphQLContext): OperationContext => ({ caller: ctx.caller, authorizer: ctx.authorizer, watches: ctx.watches });
+const opContext = (ctx: GraphQLContext): OperationContext => ({
+  caller: ctx.caller,
+  authorizer: ctx.authorizer,
+  watches: ctx.watches,
+  budget: ctx.budget,
+});
 
 /** `null`/absent list arguments → undefined, a single string → a list of one. */
 const strings = (v: unknown): string[] | undefined =>

@@ -19,19 +19,23 @@ import type { Authorizer, Caller } from '../security/authorizer.js';
 import type { Model } from '../registry/model.js';
 import { buildGatewaySchema, checkNames, type BuildOptions, type SchemaExtension } from './build-schema.js';
 import { graphQLContext, type GraphQLContext } from './context.js';
-import { connectionRefusal, maskError, outcomeCode, toGraphQLError } from './errors.js';
+import { connectionRefusal, maskError, outcomeCode, toGraphQLError, withoutHttp } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
+import { useIntrospectionRule } from './introspection.js';
 import { useDocumentCache } from './document-cache.js';
 import { checkRelations } from './relations.js';
 import { useCostLimit } from './cost.js';
 import { PersistedOperations, usePersistedOperations } from './persisted.js';
 import { httpHandler, operationArgs, validDocument } from './node-http.js';
 import { serveGraphQLWs } from '../net/graphql-ws-transport.js';
+import { SessionGuard } from './sessions.js';
 import { boundedWebSocketServer } from '../net/websocket.js';
 import { upgradeAuthorization } from '../net/browser.js';
 import type { FieldOutcome } from '../ops/observer.js';
 import type { WatchHub } from '../watch/hub.js';
+import type { GatewayLimits } from '../limits.js';
+import { ResponseBudget } from '../operations/budget.js';
 
 const REBUILD_DELAY_MS = 20;
 
@@ -39,6 +43,8 @@ const REBUILD_DELAY_MS = 20;
 export interface RegistryView {
   entries(): ModelEntry[];
   onChange(listener: () => void): () => void;
+  /** The gateway's limits: body size, JSON depth and WebSocket message size are enforced here. */
+  readonly limits: Readonly<GatewayLimits>;
   /** When present, `checkNames` is installed so clashing models are refused at registration. */
   addCheck?(check: (models: Model[], added: Model[]) => void): void;
 }
@@ -203,17 +209,24 @@ const useCurrentSchema = (holder: SchemaHolder): Plugin => ({
 
 export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const { registry, authorizer, authenticate, watches } = options;
-  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const limits: Limits = {
+    ...DEFAULT_LIMITS,
+    jsonDepth: registry.limits.jsonDepth,
+    maxCost: registry.limits.graphqlMaxCost,
+    ...options.limits,
+  };
   registry.addCheck?.(checkNames);
   registry.addCheck?.(checkRelations);
 
   let logError: (err: unknown) => void = (err) => console.error(err);
   const observe = options.observe;
   /** The context of a request, with its observer when there is one. */
+  /** Each operation's response limit (operations/budget.ts), from the gateway's limits. */
+  const budget = () => new ResponseBudget(registry.limits.responseBytes, registry.limits.objectBytes);
   const contextOf = (caller: Caller, req: IncomingMessage | undefined, http: boolean): GraphQLContext => {
-    if (!observe) return graphQLContext(caller, authorizer, watches);
+    if (!observe) return graphQLContext(caller, authorizer, watches, undefined, budget());
     if (req && http) observe.identify(req, caller);
-    return graphQLContext(caller, authorizer, watches, (f) => observe.graphqlField(req, caller, f));
+    return graphQLContext(caller, authorizer, watches, (f) => observe.graphqlField(req, caller, f), budget());
   };
 
   const buildOptions = {
@@ -242,6 +255,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       useCurrentSchema(holder),
       useLimits(limits),
       useCostLimit(limits.maxCost),
+      useIntrospectionRule(),
       ...(observe ? [useOperationCount(observe)] : []),
       useJit(),
       ...tracedGraphQL(),
@@ -258,7 +272,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
           return contextOf(caller, req, true);
         }
         const header = initial.request.headers.get('authorization') ?? undefined;
-        return graphQLContext(await authenticate(header), authorizer, watches);
+        return graphQLContext(await authenticate(header), authorizer, watches, undefined, budget());
       } catch (err) {
         throw toGraphQLError(err, { request: true });
       }
@@ -268,7 +282,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const getEnveloped = yoga.getEnveloped; // read once: see node-http.ts
 
   // --- graphql-ws on the same path -------------------------------------------------------
-  const wss = boundedWebSocketServer({ handleProtocols });
+  const wss = boundedWebSocketServer({ handleProtocols, maxPayload: registry.limits.wsMessageBytes });
   /** Caller from the upgrade request's Authorization header (when it had one). */
   const upgradeCallers = new WeakMap<WebSocket, Caller>();
   /** Caller of an acknowledged connection. */
@@ -277,6 +291,8 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   const engines = new WeakMap<ExecutionArgs, Pick<ReturnType<typeof yoga.getEnveloped>, 'execute' | 'subscribe'>>();
   /** Open graphql-ws connections, with their running subscriptions (for shutdown). */
   const connections = new Set<{ subscriptions: Record<string, unknown> }>();
+  /** Sockets whose credentials stop holding are closed (4401), checked as often as watches re-check. */
+  const sessions = new SessionGuard(() => watches?.settings.recheckMs ?? 1000);
 
   const wsServer = serveGraphQLWs(
     makeServer<Record<string, unknown> | undefined, { socket: WebSocket; request: IncomingMessage }>({
@@ -288,6 +304,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
               ? await authenticate(param, { address: ctx.extra.request.socket.remoteAddress })
               : (upgradeCallers.get(ctx.extra.socket) ?? (await authenticate(undefined)));
           callers.set(ctx.extra.socket, caller);
+          sessions.track(ctx.extra.socket, caller);
           connections.add(ctx);
           return true;
         } catch (err) {
@@ -298,6 +315,8 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       },
       onSubscribe: async (ctx, _id, payload) => {
         const caller = callers.get(ctx.extra.socket)!;
+        const revoked = await sessions.refusal(ctx.extra.socket, caller);
+        if (revoked) return revoked;
         const enveloped = getEnveloped({
           req: ctx.extra.request,
           socket: ctx.extra.socket,
@@ -317,7 +336,11 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       },
       onClose: (ctx) => {
         connections.delete(ctx);
+        sessions.untrack(ctx.extra.socket);
       },
+      // Refusals carry their HTTP status for yoga; a WebSocket message does not.
+      onError: (_ctx, _id, _payload, errors) => withoutHttp(errors),
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: withoutHttp(result.errors) } : undefined),
       execute: (args) => engines.get(args)!.execute(args) as never,
       subscribe: (args) => engines.get(args)!.subscribe(args) as never,
     }),
@@ -326,7 +349,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
   );
 
   return {
-    handle: httpHandler(yoga, persisted),
+    handle: httpHandler(yoga, { ...registry.limits, jsonDepth: limits.jsonDepth }, persisted),
     handleUpgrade(req, socket, head) {
       void (async () => {
         let caller: Caller | undefined;
@@ -377,6 +400,7 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
     async close() {
       unsubscribe();
       holder.stop();
+      sessions.stop();
       await wsServer.dispose();
       await yoga.dispose();
     },

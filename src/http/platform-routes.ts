@@ -21,6 +21,7 @@ import { NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
 import type { RequestInfo } from '../request/requestinfo.js';
 import { readJson } from '../rest/body.js';
 import type { RouteHandler } from './routes.js';
+import type { GatewayLimits } from '../limits.js';
 
 /** A plugin's console route with the model it shows. */
 export interface ConsoleRouteView {
@@ -40,6 +41,8 @@ export interface PlatformDeps {
   /** Console routes of the started plugins (none when absent). */
   consoleRoutes?: () => ConsoleRouteView[];
   tokens: TokenStore;
+  /** The gateway's limits (a token request's body). */
+  limits: Readonly<GatewayLimits>;
   describe(caller: Caller): Promise<{ roles: string[]; uiPermissions: string[] }>;
   userExists(name: string): Promise<boolean>;
 }
@@ -56,7 +59,9 @@ export function platformRoutes(deps: PlatformDeps): (info: RequestInfo) => Route
     if (!info.name) {
       if (method === 'GET') return sendJson(res, 200, await deps.tokens.list(owner(caller)));
       if (method === 'POST') {
-        const { object, token } = await deps.tokens.create(owner(caller), await readJson(req));
+        // The token belongs to the caller's user object; minted with a token, it expires no later.
+        const minter = { username: owner(caller), userCreated: caller.session?.userCreated, notAfter: caller.session?.expiresAt };
+        const { object, token } = await deps.tokens.create(minter, await readJson(req, deps.limits));
         return sendJson(res, 201, { ...object, token }, { location: `${target.pathname}/${object.metadata.name}`, 'cache-control': 'no-store' });
       }
       throw new MethodNotAllowed(`${method} is not allowed on ${TOKEN_RESOURCE}`, ['GET', 'POST']);

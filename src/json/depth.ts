@@ -4,7 +4,6 @@
  * scalars are 0. Both functions are iterative, so any input is safe to check.
  */
 import { BadRequest } from '../errors/index.js';
-import { LIMITS } from '../limits.js';
 
 /**
  * Depth of raw JSON text, counting `{`/`[` outside strings. Stops early (returns a value above
@@ -56,7 +55,7 @@ export function valueDepth(value: unknown, max = Infinity): number {
 const tooDeep = (what: string, max: number) =>
   new BadRequest(`${what} is nested more than ${max} levels deep (limit: JSON nesting depth ${max})`);
 
-/** Throws 400 when raw JSON text nests deeper than the limit. */
-export function checkTextDepth(text: string, what = 'the JSON document', max = LIMITS.jsonDepth): void {
+/** Throws 400 when raw JSON text nests deeper than `max` (the gateway's jsonDepth). */
+export function checkTextDepth(text: string, what: string, max: number): void {
   if (textDepth(text, max) > max) throw tooDeep(what, max);
 }

@@ -7,6 +7,11 @@
  *    other origins, and every request when no origin is listed, go on as before.
  *  - `X-Requested-With: XMLHttpRequest`: a 401 answer to such a request carries no
  *    `WWW-Authenticate` challenge, so a browser never shows its own sign-in prompt.
+ *  - A browser navigation (`Sec-Fetch-Mode: navigate`, or an Accept that asks for HTML) gets a
+ *    401 challenge for Bearer only, never Basic: a browser shows no prompt for it, so it never
+ *    caches Basic credentials for the gateway's origin, credentials a page of another origin
+ *    could then make it send (docs/API.md §2). The pages themselves are public and never 401.
+ *    Other clients (curl, SDKs) get `Basic realm="svc", Bearer realm="svc"`.
  *  - WebSocket credentials: a browser cannot set `Authorization` on a WebSocket, so a watch may
  *    carry a personal access token as a sub-protocol,
  *    `base64url.bearer.authorization.svc.run.<base64url(token)>` (Kubernetes does the same with
@@ -17,6 +22,9 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Unauthenticated } from '../errors/index.js';
+
+/** The challenge of a 401 to a browser navigation: Bearer only (no browser prompts for it). */
+export const NAVIGATION_CHALLENGE = 'Bearer realm="svc"';
 
 export const TOKEN_PROTOCOL_PREFIX = 'base64url.bearer.authorization.svc.run.';
 
@@ -51,6 +59,9 @@ export function parseCorsOrigins(value: string | undefined): string[] {
 }
 
 const requestedWithXhr = (req: IncomingMessage) => String(req.headers['x-requested-with'] ?? '').toLowerCase() === 'xmlhttprequest';
+/** A browser loading a document (top level or frame): fetch metadata, or an Accept asking for HTML. */
+const browserNavigation = (req: IncomingMessage) =>
+  req.headers['sec-fetch-mode'] === 'navigate' || /\btext\/html\b/i.test(String(req.headers.accept ?? ''));
 
 /** Removes `WWW-Authenticate` from whatever form of headers `writeHead` was given. */
 function withoutChallenge(headers: unknown): unknown {
@@ -72,13 +83,17 @@ function withoutChallenge(headers: unknown): unknown {
   return headers;
 }
 
-/** Makes a 401 answer to an XMLHttpRequest go without its challenge (whoever writes it). */
-function dropChallengeOn401(res: ServerResponse): void {
+/**
+ * Makes a 401 answer go without its challenge, or with `challenge` in its place (whoever writes
+ * it).
+ */
+function replaceChallengeOn401(res: ServerResponse, challenge?: string): void {
   const writeHead = res.writeHead;
   res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
     if (status === 401) {
       this.removeHeader('www-authenticate');
       rest = rest.map(withoutChallenge);
+      if (challenge) this.setHeader('www-authenticate', challenge);
     }
     return (writeHead as (...a: unknown[]) => ServerResponse).call(this, status, ...rest);
   } as typeof res.writeHead;
@@ -116,7 +131,7 @@ function keepVaryOrigin(res: ServerResponse): void {
 
 export interface BrowserPolicy {
   /**
-   * Applies CORS and the XMLHttpRequest rule to a response before anything else runs. Returns
+   * Applies CORS and the challenge rules to a response before anything else runs. Returns
    * true when the request was a preflight and has been answered.
    */
   apply(req: IncomingMessage, res: ServerResponse): boolean;
@@ -127,7 +142,8 @@ export function browserPolicy(corsOrigins: readonly string[]): BrowserPolicy {
   const allowed = new Set(corsOrigins);
   return {
     apply(req, res) {
-      if (requestedWithXhr(req)) dropChallengeOn401(res);
+      if (requestedWithXhr(req)) replaceChallengeOn401(res);
+      else if (browserNavigation(req)) replaceChallengeOn401(res, NAVIGATION_CHALLENGE);
       const origin = req.headers.origin;
       if (!origin || allowed.size === 0 || (!any && !allowed.has(origin))) return false;
       res.setHeader('access-control-allow-origin', any ? '*' : origin);

@@ -1,14 +1,14 @@
 /**
  * Reads a request body with a size limit. A body over the limit is not kept but still read and
- * discarded, up to `LIMITS.discardBytes`, before the caller answers 413: a server that stops
+ * discarded, up to `discardLimit` (the gateway's discardBytes), before the caller answers 413: a server that stops
  * reading and closes while the client is still sending makes the client see a reset instead of
  * the 413. Beyond the discard limit the 413 is sent at once and the connection closed.
  */
 import type { IncomingMessage } from 'node:http';
 import { PayloadTooLarge } from '../errors/index.js';
-import { LIMITS } from '../limits.js';
 
-export function readBody(req: IncomingMessage, limit = LIMITS.bodyBytes, discardLimit = LIMITS.discardBytes): Promise<Buffer> {
+/** `limit` and `discardLimit`: the gateway's bodyBytes and discardBytes (src/limits.ts). */
+export function readBody(req: IncomingMessage, limit: number, discardLimit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const tooLarge = () => new PayloadTooLarge(`the request body exceeds ${limit} bytes (limit: body size ${limit} bytes)`);
     const declared = Number(req.headers['content-length']);

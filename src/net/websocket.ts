@@ -1,6 +1,6 @@
 /**
  * The WebSocket servers of the gateway (REST watch, graphql-ws): messages from clients are
- * bounded by LIMITS.wsMessageBytes (a larger one closes the socket with 1009, "message too
+ * bounded by `maxPayload` (the gateway's wsMessageBytes for graphql-ws; a larger one closes the socket with 1009, "message too
  * big"), and a protocol error on one socket (such as that one) closes that socket instead of
  * surfacing as an uncaught exception. Such an error is the client's doing: nothing logs it
  * (graphql-ws's sockets are served by ./graphql-ws-transport.ts, which adds no error listener;
@@ -14,7 +14,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { LIMITS } from '../limits.js';
 
 export interface WebSocketServerOptions {
   /**
@@ -22,7 +21,8 @@ export interface WebSocketServerOptions {
    * echoes a browser's token sub-protocol, ./browser.ts `pickProtocol`).
    */
   handleProtocols: (protocols: Set<string>) => string | false;
-  maxPayload?: number;
+  /** Largest message a client may send (bytes). */
+  maxPayload: number;
   /** Agree permessage-deflate when offered (the gateway compresses only where it chooses to). */
   deflate?: boolean;
 }
@@ -35,7 +35,7 @@ export class BoundedWebSocketServer extends WebSocketServer {
   private readonly agreed = new WeakMap<IncomingMessage, string>();
 
   constructor(options: WebSocketServerOptions) {
-    const { maxPayload = LIMITS.wsMessageBytes, deflate = false, handleProtocols } = options;
+    const { maxPayload, deflate = false, handleProtocols } = options;
     super({
       noServer: true,
       maxPayload,

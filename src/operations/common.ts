@@ -141,7 +141,7 @@ export async function rewrite(
       throw staleVersion(entry, name, expectedVersion, old.metadata.version);
     }
     const next = successor(old);
-    validateObject(entry.model, next);
+    validateObject(entry.model, next, entry.limits);
     await admit(ctx, entry, verb, subresource, next, old);
     return present(entry, await commit(entry, old, next));
   };

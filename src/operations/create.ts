@@ -19,7 +19,7 @@ export async function createObject(ctx: OperationContext, entry: ModelEntry, bod
     return present(entry, created);
   };
   if (prefix === undefined) {
-    validateObject(entry.model, obj);
+    validateObject(entry.model, obj, entry.limits);
     await admit(ctx, entry, 'create', '', obj, undefined);
     try {
       return await store();
@@ -29,7 +29,7 @@ export async function createObject(ctx: OperationContext, entry: ModelEntry, bod
   }
   for (let attempt = 1; ; attempt++) {
     obj.metadata.name = generateName(prefix);
-    validateObject(entry.model, obj);
+    validateObject(entry.model, obj, entry.limits);
     if (attempt === 1) await admit(ctx, entry, 'create', '', obj, undefined);
     try {
       return await store();

@@ -8,6 +8,7 @@ import type { ApiError } from '../errors/index.js';
 import { denial } from '../security/authorizer.js';
 import type { ApiObject } from '../store/object.js';
 import { attributesFor, present, storeFailure } from './common.js';
+import { readWithin } from './budget.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
 export type GetOutcome = ApiObject | null | ApiError;
@@ -25,13 +26,13 @@ export async function getObjects(ctx: OperationContext, entry: ModelEntry, names
   const found = new Map<string, ApiObject>();
   if (allowed.length) {
     try {
-      const { items } = await entry.store.list({
+      const items = await readWithin(ctx, entry.limits, async () => (await entry.store.list({
         where: [{ index: 'metadata.name', op: 'in', values: allowed }],
         sort: [{ index: 'metadata.name', direction: 'asc' }],
         // No limit: at most one object per name matches, and without a window the adapters
         // count nothing apart (MongoDB: one find, no countDocuments).
         offset: 0,
-      });
+      })).items, (read) => read);
       for (const obj of items) found.set(obj.metadata.name, present(entry, obj));
     } catch (e) {
       storeFailure(entry, '', e);

@@ -15,6 +15,7 @@ import { canonicalWhere } from '../store/numeric.js';
 import { keysetTerms } from '../store/keyset.js';
 import { authorize, present, storeFailure } from './common.js';
 import { indexesOf, planList } from './list.js';
+import { readWithin } from './budget.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
 /** The answer to a REST list with `limit` (docs/API.md §12). */
@@ -45,7 +46,7 @@ export async function listKeysetPage(ctx: OperationContext, entry: ModelEntry, p
   const q = planList(entry, { sort: params.sort, labelSelector: params.labelSelector, fieldSelector: params.fieldSelector });
   const scope = scopeOf(entry, q);
   const after = params.continue === undefined || params.continue === '' ? undefined : decodeCursor(scope, params.continue);
-  const page = await readPage(entry, q, limit, after, false);
+  const page = await readWithin(ctx, entry.limits, () => readPage(entry, q, limit, after, false), (p) => p.items);
   return {
     items: page.items,
     resourceVersion: page.resourceVersion,
@@ -94,7 +95,7 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
   const token = backward ? args.before : args.after;
   const from = token === undefined || token === null ? undefined : decodeCursor(scope, token, backward ? 'before cursor' : 'after cursor');
   const [page, behind, totalCount] = await Promise.all([
-    readPage(entry, q, n, from, backward),
+    readWithin(ctx, entry.limits, () => readPage(entry, q, n, from, backward), (p) => p.items),
     // Whether anything lies on the other side of the cursor: one object at most, from the index.
     from === undefined ? Promise.resolve(false) : readPage(entry, q, 1, from, !backward).then((p) => p.items.length > 0, () => false),
     args.total ? count(entry, q) : Promise.resolve(undefined),

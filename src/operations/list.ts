@@ -1,11 +1,11 @@
 import { BadRequest } from '../errors/index.js';
-import { LIMITS } from '../limits.js';
 import { parseListParams } from '../query/plan.js';
 import type { ListParams } from '../query/types.js';
 import type { StoreQuery } from '../store/types.js';
 import { canonicalWhere } from '../store/numeric.js';
 import { authorize, present, storeFailure } from './common.js';
 import { envelope, type ListResult } from '../query/envelope.js';
+import { ResponseBudget } from './budget.js';
 import type { ModelEntry, OperationContext } from './types.js';
 
 /**
@@ -39,7 +39,7 @@ function numericOf(entry: ModelEntry): ReadonlySet<string> {
  * a watch (which matches index values in memory) agree that `spec.year=07` selects 7.
  */
 export const planList = (entry: ModelEntry, params: ListParams): StoreQuery => {
-  const q = parseListParams(params, indexesOf(entry));
+  const q = parseListParams(params, indexesOf(entry), entry.limits);
   const numeric = numericOf(entry);
   return numeric.size ? { ...q, where: canonicalWhere(q.where, numeric) } : q;
 };
@@ -55,35 +55,26 @@ export async function runList(entry: ModelEntry, query: StoreQuery): Promise<Lis
   }
 }
 
-/** GET a collection: selectors and sort on indexed fields only, 1-based pages. */
+/**
+ * GET a collection: selectors and sort on indexed fields only, 1-based pages. The objects
+ * answered count against the response limit (operations/budget.ts), read after the earlier
+ * reads of the same budget.
+ */
 export async function listObjects(ctx: OperationContext, entry: ModelEntry, params: ListParams): Promise<ListResult> {
   await authorize(ctx, entry, 'list');
   const query = planList(entry, params);
-  const result =
-    query.limit !== undefined
-      ? await runList(entry, query)
-      : unpagedWithinLimits(await runList(entry, { ...query, limit: LIMITS.unpagedItems + 1 }), query);
-  return entry.hooks?.present ? { ...result, items: result.items.map((o) => present(entry, o)) } : result;
-}
-
-const askForSize = (why: string) =>
-  new BadRequest(`${why}; request pages with size (at most ${LIMITS.pageSize}) and page`);
-
-/**
- * A list without `size` is answered only while it stays within LIMITS.unpagedItems items and
- * LIMITS.unpagedBytes of JSON; otherwise 400 asking for `size` (the store reads at most one item
- * more than the limit).
- */
-function unpagedWithinLimits(read: ListResult, query: StoreQuery): ListResult {
-  if (read.items.length > LIMITS.unpagedItems) {
-    throw askForSize(`${read.total} objects match, more than ${LIMITS.unpagedItems} can be listed without size (limit: unpaged list items)`);
-  }
-  let bytes = 0;
-  for (const item of read.items) {
-    bytes += Buffer.byteLength(JSON.stringify(item));
-    if (bytes > LIMITS.unpagedBytes) {
-      throw askForSize(`the list would exceed ${LIMITS.unpagedBytes} bytes (limit: unpaged list size)`);
+  const { limits } = entry;
+  const budget = ctx.budget ?? new ResponseBudget(limits.responseBytes, limits.objectBytes);
+  return budget.read(async () => {
+    const read = await runList(entry, query.limit !== undefined ? query : { ...query, limit: limits.unpagedItems + 1 });
+    if (read.items.length > limits.unpagedItems) {
+      throw new BadRequest(
+        `${read.total} objects match, more than ${limits.unpagedItems} can be listed without size (limit: unpaged list items); ` +
+          `request pages with size (at most ${limits.pageSize}) and page`,
+      );
     }
-  }
-  return envelope(query, read.items, read.total, read.resourceVersion);
+    const items = entry.hooks?.present ? read.items.map((o) => present(entry, o)) : read.items;
+    if (ctx.budget || !budget.fitsUnmeasured(items.length)) budget.spend(items);
+    return envelope(query, items, read.total, read.resourceVersion);
+  });
 }

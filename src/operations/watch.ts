@@ -114,7 +114,17 @@ async function startWatch(
     w.stop();
     throw lost(entry, e);
   }
-  return w.run(() => authorizeWatch(ctx, entry, true), opts);
+  return w.run(() => recheckWatch(ctx, entry), opts);
+}
+
+/**
+ * The periodic re-check of a running watch: the caller's credentials still hold (a revoked or
+ * expired token, a disabled, deleted or re-passworded user ends it with 401: docs/API.md §2),
+ * then the right to watch, decided afresh (403).
+ */
+async function recheckWatch(ctx: OperationContext, entry: ModelEntry): Promise<WatchScope> {
+  await ctx.caller.session?.check();
+  return authorizeWatch(ctx, entry, true);
 }
 
 /** A store failure as the ApiError a watch reports. */

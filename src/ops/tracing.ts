@@ -59,11 +59,6 @@ export async function startTracing(env: NodeJS.ProcessEnv, log: Logger): Promise
   };
 }
 
-/** `fn` in a span named `name` when tracing, else just `fn()`. */
-export function traceSpan<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>): Promise<T> {
-  return active ? active.span(name, 'internal', attributes, fn) : fn();
-}
-
 /** A GraphQL operation's span (semconv: `query`, `query Name`). */
 export function traceOperation<T>(type: string, name: string | undefined, fn: () => Promise<T>): Promise<T> {
   if (!active) return fn();

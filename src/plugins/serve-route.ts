@@ -3,7 +3,8 @@
  * authorizer on the request's attributes (a resource request when the path has the resource
  * shape, otherwise a non-resource request on the path); then the handler runs with
  * `ctx.client` acting as the caller. Nothing but the super administrator passes by default:
- * role templates grant the rest (docs/API.md §6, §7).
+ * role templates grant the rest (docs/API.md §6, §7). A POST without a JSON (or other
+ * non-form) Content-Type is 415 before the handler runs (docs/API.md §2).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -11,6 +12,7 @@ import { ApiError, Internal } from '../errors/index.js';
 import { attributesOf, denial, type Authorizer, type Caller } from '../security/authorizer.js';
 import type { Registry } from '../registry/registry.js';
 import type { RequestInfo } from '../request/requestinfo.js';
+import { refuseSimplePost } from '../net/media-type.js';
 import { sendFetchResponse, toFetchRequest, type RouteMatch } from './custom-routes.js';
 import { createModelClient, privilegedContext } from './model-client.js';
 
@@ -31,6 +33,8 @@ export async function serveCustomRoute(req: IncomingMessage, res: ServerResponse
   if (!decision.allowed) {
     throw denial(attrs);
   }
+  // A POST a page of another origin could send without a preflight never reaches a plugin (net/media-type.ts).
+  refuseSimplePost(req);
   const log = o.log.child({ plugin });
   const request = toFetchRequest(req, `http://${req.headers.host ?? 'localhost'}`);
   let response: Response;

@@ -8,11 +8,11 @@
  *  - sort: fields must be indexes, no field twice. None given → creationTimestamp desc, name asc.
  *    `metadata.name` is appended (direction of the last term) unless present, so the order is
  *    total and a declared `(x, name)` index serves both directions.
- *  - page: integer ≥ 1, default 1. size: integer 1…MAX_PAGE_SIZE, undefined = all matches
+ *  - page: integer ≥ 1, default 1. size: integer 1…limits.pageSize, undefined = all matches
  *    (then offset 0 and no limit, whatever the page). offset = (page-1)*size.
  */
 import { BadRequest } from '../errors/index.js';
-import { LIMITS } from '../limits.js';
+import { LIMITS, type GatewayLimits } from '../limits.js';
 import type { IndexRequirement, SortTerm, StoreQuery } from '../store/types.js';
 import { fieldRequirementToIndex, labelRequirementToIndex } from './match.js';
 import { parseSelector } from './selector.js';
@@ -21,7 +21,7 @@ import type { ListParams, Requirement, Selectors, SortSpec } from './types.js';
 
 export { matchesSelectors, matchesWhere, matchesIndexRequirement, labelIndexValues } from './match.js';
 
-/** Largest accepted `size`. Larger values are a 400 (omit `size` to get every match). */
+/** The default largest accepted `size` (LIMITS.pageSize; a gateway's `limits` may set another). */
 export const MAX_PAGE_SIZE = LIMITS.pageSize;
 
 export const DEFAULT_SORT: readonly SortTerm[] = [
@@ -48,7 +48,8 @@ export function checkFieldsIndexed(fields: readonly Requirement[], indexes: Read
   }
 }
 
-export function planListQuery(input: ListQueryInput, indexes: ReadonlySet<string>): StoreQuery {
+/** `limits`: the gateway's (pageSize: the largest `size`; omit `size` to get every match). */
+export function planListQuery(input: ListQueryInput, indexes: ReadonlySet<string>, limits: Readonly<GatewayLimits> = LIMITS): StoreQuery {
   checkFieldsIndexed(input.fields, indexes);
   const where: IndexRequirement[] = [
     ...input.labels.map(labelRequirementToIndex),
@@ -58,7 +59,7 @@ export function planListQuery(input: ListQueryInput, indexes: ReadonlySet<string
   const page = checkInteger('page', input.page) ?? 1;
   const size = checkInteger('size', input.size);
   if (size === undefined) return { where, sort, offset: 0 };
-  if (size > MAX_PAGE_SIZE) throw new BadRequest(`size must be at most ${MAX_PAGE_SIZE} (omit size for all objects)`);
+  if (size > limits.pageSize) throw new BadRequest(`size must be at most ${limits.pageSize} (omit size for all objects)`);
   const offset = (page - 1) * size;
   if (!Number.isSafeInteger(offset)) throw new BadRequest(`page ${page} is out of range`);
   return { where, sort, offset, limit: size };
@@ -113,35 +114,35 @@ export function parseSelectors(
 }
 
 /** Parses and plans a list request's parameters in one step. */
-export function parseListParams(params: ListParams, indexes: ReadonlySet<string>): StoreQuery {
-  checkParamSizes(params);
+export function parseListParams(params: ListParams, indexes: ReadonlySet<string>, limits: Readonly<GatewayLimits> = LIMITS): StoreQuery {
+  checkParamSizes(params, limits);
   const labels = parseSelector(params.labelSelector, 'label');
   const fields = parseSelector(params.fieldSelector, 'field');
-  if (labels.length + fields.length > LIMITS.selectorTerms) {
+  if (labels.length + fields.length > limits.selectorTerms) {
     throw new BadRequest(
-      `the selectors have ${labels.length + fields.length} terms; at most ${LIMITS.selectorTerms} are allowed (limit: selector terms)`,
+      `the selectors have ${labels.length + fields.length} terms; at most ${limits.selectorTerms} are allowed (limit: selector terms)`,
     );
   }
   const sort = parseSort(params.sort);
-  if (sort.length > LIMITS.sortKeys) {
-    throw new BadRequest(`${sort.length} sort keys given; at most ${LIMITS.sortKeys} are allowed (limit: sort keys)`);
+  if (sort.length > limits.sortKeys) {
+    throw new BadRequest(`${sort.length} sort keys given; at most ${limits.sortKeys} are allowed (limit: sort keys)`);
   }
-  return planListQuery({ labels, fields, sort, page: params.page, size: params.size }, indexes);
+  return planListQuery({ labels, fields, sort, page: params.page, size: params.size }, indexes, limits);
 }
 
 const asList = (v: string[] | string | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
-/** Raw selector and sort text is bounded before it is parsed (LIMITS.selectorChars, sortKeys). */
-function checkParamSizes(params: ListParams): void {
+/** Raw selector and sort text is bounded before it is parsed (selectorChars, sortKeys). */
+function checkParamSizes(params: ListParams, limits: Readonly<GatewayLimits>): void {
   const selectors = [...asList(params.labelSelector), ...asList(params.fieldSelector)];
   const chars = selectors.reduce((n, s) => n + String(s).length, 0);
-  if (chars > LIMITS.selectorChars) {
+  if (chars > limits.selectorChars) {
     throw new BadRequest(
-      `the selectors are ${chars} characters long; at most ${LIMITS.selectorChars} are allowed (limit: selector length)`,
+      `the selectors are ${chars} characters long; at most ${limits.selectorChars} are allowed (limit: selector length)`,
     );
   }
   const sorts = asList(params.sort);
-  if (sorts.length > LIMITS.sortKeys) {
-    throw new BadRequest(`${sorts.length} sort keys given; at most ${LIMITS.sortKeys} are allowed (limit: sort keys)`);
+  if (sorts.length > limits.sortKeys) {
+    throw new BadRequest(`${sorts.length} sort keys given; at most ${limits.sortKeys} are allowed (limit: sort keys)`);
   }
 }

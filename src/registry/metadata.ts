@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FieldError } from '../errors/index.js';
-import { LIMITS } from '../limits.js';
+import { LIMITS, type GatewayLimits } from '../limits.js';
 import { isPlainObject } from '../store/object.js';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -87,12 +87,12 @@ export function checkLabelValue(value: unknown, field: string): FieldError[] {
   return [];
 }
 
-export function checkLabels(labels: unknown): FieldError[] {
+export function checkLabels(labels: unknown, limits: Readonly<GatewayLimits> = LIMITS): FieldError[] {
   if (labels === undefined || labels === null) return [];
   if (!isPlainObject(labels)) return [{ field: 'metadata.labels', message: 'must be a map of string to string' }];
   const count = Object.keys(labels).length;
-  if (count > LIMITS.labels) {
-    return [{ field: 'metadata.labels', message: `has ${count} labels; at most ${LIMITS.labels} are allowed (limit: labels per object)` }];
+  if (count > limits.labels) {
+    return [{ field: 'metadata.labels', message: `has ${count} labels; at most ${limits.labels} are allowed (limit: labels per object)` }];
   }
   const errors: FieldError[] = [];
   for (const [k, v] of Object.entries(labels)) {
@@ -102,27 +102,27 @@ export function checkLabels(labels: unknown): FieldError[] {
   return errors;
 }
 
-export function checkAnnotations(annotations: unknown): FieldError[] {
+export function checkAnnotations(annotations: unknown, limits: Readonly<GatewayLimits> = LIMITS): FieldError[] {
   if (annotations === undefined || annotations === null) return [];
   if (!isPlainObject(annotations)) {
     return [{ field: 'metadata.annotations', message: 'must be a map of string to string' }];
   }
   const entries = Object.entries(annotations);
-  if (entries.length > LIMITS.annotations) {
+  if (entries.length > limits.annotations) {
     return [
       {
         field: 'metadata.annotations',
-        message: `has ${entries.length} annotations; at most ${LIMITS.annotations} are allowed (limit: annotations per object)`,
+        message: `has ${entries.length} annotations; at most ${limits.annotations} are allowed (limit: annotations per object)`,
       },
     ];
   }
   let bytes = 0;
   for (const [k, v] of entries) bytes += Buffer.byteLength(k) + (typeof v === 'string' ? Buffer.byteLength(v) : 0);
-  if (bytes > LIMITS.annotationBytes) {
+  if (bytes > limits.annotationBytes) {
     return [
       {
         field: 'metadata.annotations',
-        message: `keys and values total ${bytes} bytes; at most ${LIMITS.annotationBytes} are allowed (limit: annotation size)`,
+        message: `keys and values total ${bytes} bytes; at most ${limits.annotationBytes} are allowed (limit: annotation size)`,
       },
     ];
   }
@@ -135,14 +135,14 @@ export function checkAnnotations(annotations: unknown): FieldError[] {
   return errors;
 }
 
-export function checkFinalizers(finalizers: unknown): FieldError[] {
+export function checkFinalizers(finalizers: unknown, limits: Readonly<GatewayLimits> = LIMITS): FieldError[] {
   if (finalizers === undefined || finalizers === null) return [];
   if (!Array.isArray(finalizers)) return [{ field: 'metadata.finalizers', message: 'must be an array of strings' }];
-  if (finalizers.length > LIMITS.finalizers) {
+  if (finalizers.length > limits.finalizers) {
     return [
       {
         field: 'metadata.finalizers',
-        message: `has ${finalizers.length} finalizers; at most ${LIMITS.finalizers} are allowed (limit: finalizers per object)`,
+        message: `has ${finalizers.length} finalizers; at most ${limits.finalizers} are allowed (limit: finalizers per object)`,
       },
     ];
   }

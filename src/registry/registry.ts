@@ -14,6 +14,7 @@ import type { IndexBuildProgress, ModelStore, Store } from '../store/types.js';
 import { compileModel, RegistrationError, type CompileOptions } from './compile.js';
 import type { KindHooks } from './hooks.js';
 import type { Model, ModelDeclaration } from './model.js';
+import { LIMITS, type GatewayLimits } from '../limits.js';
 
 export { RegistrationError };
 
@@ -21,6 +22,8 @@ export { RegistrationError };
 export interface ModelEntry {
   model: Model;
   store: ModelStore;
+  /** The gateway's limits (its registry's), which the operations on this model enforce. */
+  limits: Readonly<GatewayLimits>;
   /** Per-kind behaviour of platform kinds (registry/hooks.ts). */
   hooks?: KindHooks;
 }
@@ -53,7 +56,11 @@ export class Registry {
   /** Tail of the queue of registry changes. */
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** The gateway's resolved limits (server.ts), handed to every entry. */
+    readonly limits: Readonly<GatewayLimits> = LIMITS,
+  ) {}
 
   addCheck(check: RegistryCheck): void {
     this.checks.push(check);
@@ -140,7 +147,7 @@ export class Registry {
       for (const model of models) {
         const progress = opts.onProgress && ((p: IndexBuildProgress) => opts.onProgress!({ ...p, model: model.storage.key }));
         const store = await this.store.model(model.storage, progress);
-        entries.push(opts.hooks ? { model, store, hooks: opts.hooks } : { model, store });
+        entries.push(opts.hooks ? { model, store, limits: this.limits, hooks: opts.hooks } : { model, store, limits: this.limits });
       }
       for (const e of entries) this.byKey.set(keyOfModel(e.model), e);
       this.emit({ removed: [] });

@@ -4,7 +4,7 @@
  * Pure functions: no I/O, no authorization.
  */
 import { BadRequest, Invalid, type FieldError } from '../errors/index.js';
-import { LIMITS } from '../limits.js';
+import type { GatewayLimits } from '../limits.js';
 import type { Model } from './model.js';
 import { isPlainObject, type ApiObject, type ObjectMeta } from '../store/object.js';
 import {
@@ -49,27 +49,27 @@ function cleanMeta(meta: Record<string, unknown>): ObjectMeta {
   return out as unknown as ObjectMeta;
 }
 
-function metadataErrors(meta: Record<string, unknown>): FieldError[] {
+function metadataErrors(meta: Record<string, unknown>, limits: Readonly<GatewayLimits>): FieldError[] {
   return [
     ...checkObjectName(meta.name),
-    ...checkLabels(meta.labels),
-    ...checkAnnotations(meta.annotations),
-    ...checkFinalizers(meta.finalizers),
+    ...checkLabels(meta.labels, limits),
+    ...checkAnnotations(meta.annotations, limits),
+    ...checkFinalizers(meta.finalizers, limits),
   ];
 }
 
-/** The object as it would be stored must fit LIMITS.objectBytes (checked before the schema). */
-function sizeErrors(obj: ApiObject): FieldError[] {
+/** The object as it would be stored must fit limits.objectBytes (checked before the schema). */
+function sizeErrors(obj: ApiObject, limits: Readonly<GatewayLimits>): FieldError[] {
   const bytes = Buffer.byteLength(JSON.stringify(obj));
-  if (bytes <= LIMITS.objectBytes) return [];
-  return [{ field: '(object)', message: `is ${bytes} bytes as JSON; at most ${LIMITS.objectBytes} are allowed (limit: object size)` }];
+  if (bytes <= limits.objectBytes) return [];
+  return [{ field: '(object)', message: `is ${bytes} bytes as JSON; at most ${limits.objectBytes} are allowed (limit: object size)` }];
 }
 
-/** Throws Invalid listing every metadata and schema violation of `obj`. */
-export function validateObject(model: Model, obj: ApiObject): void {
-  const tooLarge = sizeErrors(obj);
+/** Throws Invalid listing every metadata and schema violation of `obj`, under the gateway's `limits`. */
+export function validateObject(model: Model, obj: ApiObject, limits: Readonly<GatewayLimits>): void {
+  const tooLarge = sizeErrors(obj, limits);
   if (tooLarge.length) throw new Invalid(`${model.kind} is too large: ${tooLarge[0]!.message}`, tooLarge);
-  const errors = [...metadataErrors(obj.metadata as unknown as Record<string, unknown>), ...model.validate(obj)];
+  const errors = [...metadataErrors(obj.metadata as unknown as Record<string, unknown>, limits), ...model.validate(obj)];
   if (errors.length) {
     throw new Invalid(`${model.kind} is invalid: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, errors);
   }

@@ -73,7 +73,7 @@ export async function handleResource(
         return sendJson(res, 200, await ops.listObjects(ctx, entry, params));
       }
       case 'POST': {
-        const created = await ops.createObject(ctx, entry, await readJson(req));
+        const created = await ops.createObject(ctx, entry, await readJson(req, entry.limits));
         // Set on the response (not only written) so the audit log can name the object (ops/observer.ts).
         res.setHeader('location', `${url.pathname}/${encodeURIComponent(created.metadata.name)}`);
         return sendJson(res, 201, created);
@@ -90,9 +90,9 @@ export async function handleResource(
       case 'GET':
         return sendJson(res, 200, await ops.getObject(ctx, entry, name));
       case 'PUT':
-        return sendJson(res, 200, await ops.updateObject(ctx, entry, name, await readJson(req)));
+        return sendJson(res, 200, await ops.updateObject(ctx, entry, name, await readJson(req, entry.limits)));
       case 'PATCH': {
-        const { patch, type } = await readPatch(req);
+        const { patch, type } = await readPatch(req, entry.limits);
         return sendJson(res, 200, await ops.patchObject(ctx, entry, name, patch, type));
       }
       case 'DELETE':
@@ -107,9 +107,9 @@ export async function handleResource(
     case 'GET':
       return sendJson(res, 200, await ops.getStatus(ctx, entry, name));
     case 'PUT':
-      return sendJson(res, 200, await ops.replaceStatus(ctx, entry, name, await readJson(req)));
+      return sendJson(res, 200, await ops.replaceStatus(ctx, entry, name, await readJson(req, entry.limits)));
     case 'PATCH': {
-      const { patch, type } = await readPatch(req);
+      const { patch, type } = await readPatch(req, entry.limits);
       return sendJson(res, 200, await ops.patchStatus(ctx, entry, name, patch, type));
     }
     default:

@@ -14,13 +14,14 @@
  *    matches; resuming from its resourceVersion misses nothing), then every change after the
  *    list's position; changes the list already reflected are not repeated.
  *  - When asked (`run`'s `bookmarks`), a BOOKMARK every `bookmarkMs` with the latest position;
- *    the right is checked again every `recheckMs` (revoked → ERROR 403 and the end); a model
- *    that stops being served ends its streams with ERROR 410 (./open-watches.ts); a stream with a
+ *    the right is checked again every `recheckMs` (revoked → ERROR 403 and the end; the caller's
+ *    credentials revoked → ERROR 401 and the end); a model that stops being served ends its
+ *    streams with ERROR 410 (./open-watches.ts); a stream with a
  *    timeout ends cleanly (`sink.end()` without an ERROR) when it expires.
  *  - With a restricted scope (./rules.ts) events of other objects are never sent; the re-check
  *    updates the scope.
  */
-import { ApiError, Forbidden, Gone, Unavailable } from '../errors/index.js';
+import { ApiError, Forbidden, Gone, Unauthenticated, Unavailable } from '../errors/index.js';
 import type { ApiObject } from '../store/object.js';
 import type { ChangeEvent, FeedGate, WatchHints } from '../store/types.js';
 import { bookmarkEvent, errorEvent } from './encode.js';
@@ -192,7 +193,8 @@ export class WatchStream {
 
   /**
    * The stream runs: periodic BOOKMARKs when `bookmarks`, the periodic re-check (`recheck`
-   * resolves to the scope now allowed, or rejects with Forbidden when none is), and the end after
+   * resolves to the scope now allowed, or rejects with Forbidden when none is, Unauthenticated when the caller's credentials no
+   * longer hold), and the end after
    * `timeoutSeconds` (0 or absent: none). Returns the stop function.
    */
   run(recheck: () => Promise<WatchScope>, opts: { bookmarks?: boolean; timeoutSeconds?: number } = {}): () => void {
@@ -223,7 +225,7 @@ export class WatchStream {
           this.only = names;
         },
         (e: unknown) => {
-          if (e instanceof Forbidden) this.fail(e);
+          if (e instanceof Forbidden || e instanceof Unauthenticated) this.fail(e);
         },
       );
     }, recheckMs);

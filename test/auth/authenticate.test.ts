@@ -1,7 +1,8 @@
 /**
  * The authenticator's credential memory (issue 8 "a request must not pay for a slow hash"):
  * verified headers are remembered; a burst of identical requests on a cold memory shares one
- * verification; the memory is dropped when the security generation moves; limits still apply.
+ * verification; after the security generation moves a remembered header is checked again by a
+ * store read (no hash); limits still apply.
  */
 import { describe, expect, it } from 'vitest';
 import { createAuthenticator } from '../../src/auth/authenticate.js';
@@ -25,7 +26,7 @@ async function setup() {
         return users.get(name) ?? null;
       },
     },
-    tokens: { verify: async () => undefined },
+    tokens: { verify: async () => undefined, lookup: async () => undefined },
     generation,
     limiter,
   });
@@ -42,7 +43,7 @@ describe('createAuthenticator', () => {
     expect(lookups()).toBe(1);
   });
 
-  it('shares a failed verification too (401 for each), and a moved generation verifies afresh', async () => {
+  it('shares a failed verification too (401 for each), and a moved generation reads the user again', async () => {
     const { authenticate, generation, lookups } = await setup();
     const wrong = await Promise.allSettled(Array.from({ length: 5 }, () => authenticate(basic('ann', 'nope'), { address: '10.0.0.1' })));
     expect(wrong.map((r) => (r.status === 'rejected' ? (r.reason as { status: number }).status : 200))).toEqual([401, 401, 401, 401, 401]);

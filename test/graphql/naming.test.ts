@@ -9,10 +9,11 @@ import { fieldPrefix, groupTypePrefix, modelNames, typeName } from '../../src/gr
 import type { ModelEntry } from '../../src/operations/index.js';
 import { compileModel } from '../../src/registry/compile.js';
 import type { ModelDeclaration } from '../../src/registry/model.js';
+import { LIMITS } from '../../src/limits.js';
 
 const model = (decl: Partial<ModelDeclaration> & { group: string; kind: string }) =>
   compileModel({ version: 'v1alpha1', ...decl }, { platform: true });
-const entry = (m: ReturnType<typeof model>): ModelEntry => ({ model: m, store: undefined as never });
+const entry = (m: ReturnType<typeof model>): ModelEntry => ({ model: m, store: undefined as never, limits: LIMITS });
 
 describe('naming', () => {
   it('derives G, V, type and prefix as the contract spells them', () => {

@@ -168,7 +168,7 @@ describe.each(STORES)('client-controlled limits (%s)', (kind) => {
 
     it('an unpaged list over 32 MiB is 400 asking for size; pages still work (finding 7)', async () => {
       const filler = 'z'.repeat(LIMITS.objectBytes - 4096);
-      const n = Math.ceil(LIMITS.unpagedBytes / filler.length) + 1;
+      const n = Math.ceil(LIMITS.responseBytes / filler.length) + 1;
       const label = { 'big.example.com/set': 'yes' };
       for (let i = 0; i < n; i++) {
         const r = await call(gw, 'POST', PERSONS, { metadata: { name: `bulk-${i}`, labels: label }, spec: { name: 'Bulk', note: filler } }, H);
@@ -177,7 +177,7 @@ describe.each(STORES)('client-controlled limits (%s)', (kind) => {
       const sel = 'labelSelector=big.example.com/set=yes';
       const all = await call(gw, 'GET', `${PERSONS}?${sel}`, undefined, H);
       expect(all.status).toBe(400);
-      expect(all.body.detail).toContain('limit: unpaged list size');
+      expect(all.body.detail).toContain('limit: response size');
       expect(all.body.detail).toContain('size');
       const page = await call(gw, 'GET', `${PERSONS}?${sel}&size=5&page=2`, undefined, H);
       expect(page.status).toBe(200);

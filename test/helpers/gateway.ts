@@ -12,6 +12,8 @@ import type { Config } from '../../src/config.js';
 import { startGateway, type Gateway, type GatewayOptions } from '../../src/server.js';
 import { auditLogger } from '../setup/secret-audit.js';
 
+export const TEST_PASSWORD_COST = { N: 2 ** 14, r: 8, p: 1 };
+
 export type StoreKind = 'embedded' | 'mongodb';
 export const STORES: StoreKind[] = ['embedded', 'mongodb'];
 
@@ -52,7 +54,9 @@ export async function startTestGateway(
     ...opts.config,
   };
   // Every line the gateway logs, at the most verbose level, goes through the secret audit.
-  const gw = await startGateway(config, { logger: auditLogger(), ...opts });
+  // Passwords at scrypt N=2^14 (an eighth of the production cost) unless a test asks for another:
+  // suites create many users; test/auth/password-cost.test.ts checks the production cost.
+  const gw = await startGateway(config, { logger: auditLogger(), passwordCost: TEST_PASSWORD_COST, ...opts });
   const self: TestGateway = Object.assign(gw, {
     dataDir,
     mongodbUrl,

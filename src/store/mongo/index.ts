@@ -12,15 +12,18 @@
  * claimed before and released after (claims.ts). Every write is recorded in the model's durable
  * change feed in the database by the pending-entry protocol of feed.ts (pending entry → object
  * write → confirm), and watchers read that feed through the shared feed layer (store/feed/).
+ * One write goes through those steps as one object (write.ts), so create, update and remove
+ * below are straight lines; it alone undoes what a failed write holds.
  */
 import { randomBytes } from 'node:crypto';
-import { MongoClient, type Collection, type CommandStartedEvent, type Db, type Filter } from 'mongodb';
+import { MongoClient, type Collection, type CommandStartedEvent, type Db } from 'mongodb';
 import { bounded, TimeBounds } from './bounded.js';
-import { atomicCas, markerCas, type Cas, type MarkerDoc } from './cas.js';
-import { onceWrites, type OnceWrites } from './once.js';
+import { atomicCas, markerCas, type MarkerDoc } from './cas.js';
+import { onceWrites } from './once.js';
 import { Claims, type ClaimDoc } from './claims.js';
-import { casFilter, collectionNames, enc, fromDoc, SVC, toDoc, uniqueValues, type StoredDoc, type SvcFields } from './document.js';
-import { guard, isDuplicateKey } from './errors.js';
+import { collectionNames, enc, fromDoc, toDoc, uniqueValues, type StoredDoc, type SvcFields } from './document.js';
+import { guard } from './errors.js';
+import { conflict, notFound, ObjectWrite, type WritePath } from './write.js';
 import { watchStalledWrites } from './stalled-writes.js';
 import { ensureCollection, foreignIndexes, MODELS_COLLECTION, readRecord, syncModel, type ModelRecord, type RecordedIndex } from './indexes.js';
 import { nativeFields, numericFields, runList, runPage, toFilter, type NativeFields } from './query.js';
@@ -28,7 +31,7 @@ import { canonicalWhere, numericIndexes } from '../numeric.js';
 import { valuesAtPath } from '../../json/values.js';
 import { retentionFromEnv, SharedFeed, type FeedRetention, type SharedFeedOptions } from '../feed/index.js';
 import { StoreError } from '../errors.js';
-import { FEED_META, FERRET_SEGMENT, FeedWriter, LEASE_STALE, MongoChangeLog, SEGMENT, type Settle } from './feed.js';
+import { FEED_META, FERRET_SEGMENT, FeedWriter, MongoChangeLog, SEGMENT } from './feed.js';
 import type { ApiObject } from '../object.js';
 import type {
   ChangeEvent,
@@ -177,7 +180,8 @@ class MongoStore implements Store {
     const once = ferret ? onceWrites(this.db, names.objects, ms, this.bounds) : undefined;
     const bCas = once ? markerCas(bObjects, bounded(this.db.collection<MarkerDoc>(names.claims), ms, this.bounds), writers, once) : cas;
     const models = this.db.collection<ModelRecord>(MODELS_COLLECTION);
-    const next = new MongoModelStore(model, bObjects, new Claims(bClaims, bObjects, writers), bCas, f.log, f.feed, route, bounded(models, ms), once);
+    const path = { objects: bObjects, claims: new Claims(bClaims, bObjects, writers), cas: bCas, log: f.log, feed: f.feed, once };
+    const next = new MongoModelStore(model, path, route, bounded(models, ms));
     next.scans = ferret;
     const before = route.write;
     route.write = next;
@@ -327,18 +331,21 @@ class MongoModelStore implements ModelStore {
   private inflight = 0;
   private idle: (() => void)[] = [];
 
+  /** What every write of this handle goes through (write.ts). */
+  private readonly path: WritePath;
+  private readonly objects: Collection<StoredDoc>;
+  private readonly feed: SharedFeed;
+
   constructor(
     readonly model: StorageModel,
-    private readonly objects: Collection<StoredDoc>,
-    private readonly claims: Claims,
-    private readonly cas: Cas,
-    private readonly log: MongoChangeLog,
-    private readonly feed: SharedFeed,
+    path: WritePath,
     private readonly route: MongoRoute,
     private readonly models: Collection<ModelRecord>,
-    /** FerretDB: object writes as plain commands, never retried by the driver (once.ts). */
-    private readonly once?: OnceWrites,
-  ) {}
+  ) {
+    this.path = path;
+    this.objects = path.objects;
+    this.feed = path.feed;
+  }
 
   /** Indexes of a newer declaration of this model (another process's plugin version). */
   private foreign: RecordedIndex[] = [];
@@ -451,189 +458,61 @@ class MongoModelStore implements ModelStore {
     return this.writing((to) => to.remove(name, expectedVersion, final), () => this.doRemove(name, expectedVersion, final));
   }
 
+  /** A write of object `name` (incarnation `g`) through the write protocol (write.ts). */
+  private write(name: string, g: string): ObjectWrite {
+    return new ObjectWrite(this.path, name, g);
+  }
+
   private doCreate(obj: ApiObject): Promise<ApiObject> {
     return guard(async () => {
-      const g = newIncarnation();
       const m = await this.effective();
-      const doc = toDoc(m, obj, g);
+      const doc = toDoc(m, obj, newIncarnation());
       if (this.cannotCompute().size) doc._svc.r = true;
-      // Unique values first: a create that loses a value never touches the feed.
-      const unique = uniqueValues(m, doc._svc);
-      // Others judge this process's claims by its lease (claims.ts): fresh before claiming.
-      if (unique.length) await this.log.ready();
-      const acquired = await this.claims.acquire(doc._id, g, doc._svc.v, unique);
-      let f: string;
-      try {
-        f = await this.log.begin({ type: 'ADDED', name: obj.metadata.name, object: obj, pf: null, g });
-      } catch (e) {
-        await this.claims.releaseAcquired(acquired);
-        throw e;
-      }
-      doc._svc.f = f;
-      try {
-        this.leaseHeld();
-        await this.objects.insertOne(doc);
-      } catch (e) {
-        // A retried insert (against a replica set member the driver retries once after a
-        // network error) can find the document its first attempt wrote: same incarnation →
-        // this create succeeded. Servers without retryable-write deduplication (FerretDB as a
-        // replica set member) report that as a duplicate key.
-        let mine = false;
-        if (isDuplicateKey(e)) {
-          try {
-            mine = (await this.objects.findOne({ _id: doc._id }, { projection: { [SVC.g]: 1 } }))?._svc?.g === g;
-          } catch (lookup) {
-            // Not known whether the first attempt wrote it: the feed settles that on its own.
-            await this.log.failed(f, lookup);
-            throw lookup;
-          }
-        }
-        if (mine) {
-          await this.log.finish(f, 'c');
-          this.feed.wake();
-          return fromDoc(doc);
-        }
-        // Claims stay while the write may still have happened (a stale claim is repaired later).
-        // Without an answer the insert is completed (sent again until one comes: a copy held up
-        // on its way then finds the object there), so it cannot appear after its entry is settled.
-        const complete = async () => {
-          try {
-            await this.objects.insertOne(doc);
-          } catch (again) {
-            if (!isDuplicateKey(again)) throw again;
-          }
-        };
-        if (await this.log.failed(f, e, { complete })) await this.claims.releaseAcquired(acquired);
-        // `_id` is the only unique index of the object collection.
-        if (isDuplicateKey(e)) throw new StoreError('AlreadyExists', `object "${doc._id}" already exists`);
-        throw e;
-      }
-      await this.log.finish(f, 'c');
-      this.feed.wake();
+      const w = this.write(doc._id, doc._svc.g);
+      await w.claim(doc._svc.v, uniqueValues(m, doc._svc));
+      doc._svc.f = await w.enter({ type: 'ADDED', object: obj, pf: null });
+      await w.insert(doc);
+      await w.commit();
       return fromDoc(doc);
     });
   }
 
   private doUpdate(obj: ApiObject, expectedVersion: number): Promise<ApiObject> {
     return guard(async () => {
-      const name = obj.metadata.name;
       const m = await this.effective();
-      const current = await this.current(name, expectedVersion);
-      if (!current) throw notFound(name);
+      const current = await this.read(obj.metadata.name, expectedVersion);
       const cur = current._svc;
-      if (cur.v !== expectedVersion) throw conflict(name, expectedVersion);
-
       const doc = toDoc(m, obj, cur.g);
       this.carryOver(m, cur, doc);
-      // Unique values first: an update that loses a value never touches the feed.
       const unique = uniqueValues(m, doc._svc);
-      if (unique.length) await this.log.ready();
-      const acquired = await this.claims.acquire(name, cur.g, doc._svc.v, unique);
-      let f: string;
-      try {
-        f = await this.log.begin({
-          type: 'MODIFIED',
-          name,
-          object: obj,
-          previous: fromDoc(current),
-          pf: cur.f ?? null,
-          g: cur.g,
-        });
-      } catch (e) {
-        await this.claims.releaseAcquired(acquired);
-        throw e;
-      }
-      doc._svc.f = f;
-      // Compare-and-set: replaces only the version we read (and the same incarnation).
-      const { _id, ...replacement } = doc;
-      let replaced: true | null;
-      let sent = false;
-      try {
-        replaced = await this.cas.run(name, cur.g, expectedVersion, async (filter) => {
-          this.leaseHeld();
-          sent = true;
-          const matched = this.once ? await this.once.replace(filter, replacement) : (await this.objects.replaceOne(filter, replacement)).matchedCount;
-          return matched ? true : null;
-        });
-      } catch (e) {
-        if (!sent) {
-          // Nothing was written (the marker may have been: it goes with the next sweep).
-          this.cas.release(name, cur.g, expectedVersion);
-          await this.log.finish(f, 'a');
-          await this.claims.releaseAcquired(acquired);
-          throw e;
-        }
-        // No answer: settled when the write shows, or sent again where that is safe (cas.ts, 2.).
-        const settle = this.settleInDoubt(name, cur.g, expectedVersion, async (filter) => {
-          await this.objects.replaceOne(filter, replacement);
-        });
-        if (await this.log.failed(f, e, settle)) await this.claims.releaseAcquired(acquired);
-        throw e;
-      }
-      if (!replaced) {
-        await this.log.finish(f, 'a');
-        await this.claims.releaseAcquired(acquired);
-        const now = await this.objects.findOne({ _id: name }, { projection: { _id: 1 } });
-        throw now ? conflict(name, expectedVersion) : notFound(name);
-      }
+      const w = this.write(doc._id, cur.g);
+      await w.claim(doc._svc.v, unique);
+      doc._svc.f = await w.enter({ type: 'MODIFIED', object: obj, previous: fromDoc(current), pf: cur.f ?? null });
+      await w.replace(expectedVersion, doc);
       // The replaced document is the one read above: release the unique values it dropped.
-      const kept = new Set(uniqueValues(m, doc._svc).map((u) => `${u.index}\n${u.value}`));
-      const dropped = uniqueValues(m, cur).filter((u) => !kept.has(`${u.index}\n${u.value}`));
-      await this.log.finish(f, 'c');
-      this.feed.wake();
-      await this.claims.release(name, cur.g, doc._svc.v, dropped);
+      const kept = new Set(unique.map((u) => `${u.index}\n${u.value}`));
+      await w.commit({ version: doc._svc.v, values: uniqueValues(m, cur).filter((u) => !kept.has(`${u.index}\n${u.value}`)) });
       return fromDoc(doc);
     });
-  }
-
-  /**
-   * How the feed settles a conditional object write of (g, v) that got no answer: `write` sent
-   * again where the compare-and-set is atomic; otherwise the feed waits for the write to show.
-   * The write's marker is released once it is settled.
-   */
-  private settleInDoubt(name: string, g: string, v: number, write: (filter: Filter<StoredDoc>) => Promise<void>): Settle {
-    const settled = () => this.cas.release(name, g, v);
-    if (!this.cas.resend) return { settled };
-    return { complete: () => write(casFilter(name, g, v) as Filter<StoredDoc>), settled };
   }
 
   private doRemove(name: string, expectedVersion: number, final?: ApiObject): Promise<void> {
     return guard(async () => {
       const m = await this.effective();
-      const current = await this.current(name, expectedVersion);
-      if (!current) throw notFound(name);
-      const cur = current._svc;
-      if (cur.v !== expectedVersion) throw conflict(name, expectedVersion);
-      const f = await this.log.begin({ type: 'DELETED', name, object: final ?? fromDoc(current), pf: cur.f ?? null, g: cur.g });
-      let doc: StoredDoc | null;
-      let sent = false;
-      try {
-        doc = await this.cas.run(name, cur.g, expectedVersion, (filter) => {
-          this.leaseHeld();
-          sent = true;
-          return this.once ? this.once.findAndDelete(filter) : this.objects.findOneAndDelete(filter);
-        });
-      } catch (e) {
-        if (!sent) {
-          this.cas.release(name, cur.g, expectedVersion);
-          await this.log.finish(f, 'a');
-          throw e;
-        }
-        const settle = this.settleInDoubt(name, cur.g, expectedVersion, async (filter) => {
-          await this.objects.deleteOne(filter);
-        });
-        await this.log.failed(f, e, settle);
-        throw e;
-      }
-      if (!doc) {
-        await this.log.finish(f, 'a');
-        const now = await this.objects.findOne({ _id: name }, { projection: { _id: 1 } });
-        throw now ? conflict(name, expectedVersion) : notFound(name);
-      }
-      await this.log.finish(f, 'c');
-      this.feed.wake();
-      await this.claims.release(name, cur.g, undefined, uniqueValues(m, doc._svc));
+      const current = await this.read(name, expectedVersion);
+      const w = this.write(name, current._svc.g);
+      await w.enter({ type: 'DELETED', object: final ?? fromDoc(current), pf: current._svc.f ?? null });
+      const gone = await w.delete(expectedVersion);
+      await w.commit({ version: undefined, values: uniqueValues(m, gone._svc) });
     });
+  }
+
+  /** The object a write of `expectedVersion` replaces: NotFound, or Conflict at another version. */
+  private async read(name: string, expectedVersion: number): Promise<Recent> {
+    const current = await this.current(name, expectedVersion);
+    if (!current) throw notFound(name);
+    if (current._svc.v !== expectedVersion) throw conflict(name, expectedVersion);
+    return current;
   }
 
   list(query: StoreQuery): Promise<StoreListResult> {
@@ -677,13 +556,4 @@ class MongoModelStore implements ModelStore {
   watch(from: string | undefined, onEvent: (e: ChangeEvent) => void, onLost?: OnFeedLost, hints?: WatchHints): Promise<Unsubscribe> {
     return guard(() => this.feed.subscribe(from, onEvent, onLost, hints));
   }
-
-  /** Step 2 of the feed protocol: never write an object while this process's lease is stale. */
-  private leaseHeld(): void {
-    if (!this.log.mayWrite()) throw new StoreError('Unavailable', LEASE_STALE);
-  }
 }
-
-const notFound = (name: string) => new StoreError('NotFound', `object "${name}" not found`);
-const conflict = (name: string, expected: number) =>
-  new StoreError('Conflict', `object "${name}" is not at version ${expected}`);
