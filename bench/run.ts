@@ -54,6 +54,7 @@ import {
 } from './lib/dataset.js';
 import type { GatewayChildConfig } from './lib/gateway-child.js';
 import { HttpClient, median, percentile, runLoad, type RequestSpec } from './lib/load.js';
+import { keysetRequests, keysetSetup, type KeysetSetup } from './lib/keyset.js';
 import { machineInfo } from './lib/machine.js';
 import { parseOptions, type BenchOptions, type StoreKind } from './lib/options.js';
 import { busiestProfile, summarize } from './lib/profile.js';
@@ -111,7 +112,12 @@ type ScenarioId =
   | 'gql-noop'
   | 'raw-list-opt'
   | 'rest-get-user'
-  | 'rest-get-anon';
+  | 'rest-get-anon'
+  | 'rest-keyset-first'
+  | 'rest-keyset-deep'
+  | 'rest-page-deep'
+  | 'gql-connection-first'
+  | 'gql-connection-deep';
 
 interface Scenario {
   id: ScenarioId;
@@ -150,6 +156,20 @@ interface StoreResult {
   /** Issue 8: µs per request of authentication + authorization in-process (rbac-micro.ts). */
   authPath?: MicroResult;
 }
+
+/** Keyset page scenarios (bench/lib/keyset.ts): a first page and one at depth, beside the numbered page there. */
+function keysetScenarios(k: KeysetSetup): Scenario[] {
+  const r = keysetRequests(k);
+  const d = k.depth.toLocaleString('en-US');
+  return [
+    { id: 'rest-keyset-first', label: 'REST keyset, first', client: 'gateway', make: r.restFirst },
+    { id: 'rest-keyset-deep', label: `REST keyset, at ${d}`, client: 'gateway', make: r.restDeep },
+    { id: 'rest-page-deep', label: `REST page, at ${d}`, client: 'gateway', make: r.pageDeep },
+    { id: 'gql-connection-first', label: 'GraphQL connection, first', client: 'gateway', make: r.gqlFirst },
+    { id: 'gql-connection-deep', label: `GraphQL connection, at ${d}`, client: 'gateway', make: r.gqlDeep },
+  ];
+}
+const KEYSET_IDS: readonly string[] = ['rest-keyset-first', 'rest-keyset-deep', 'rest-page-deep', 'gql-connection-first', 'gql-connection-deep'];
 
 function scenarios(kind: StoreKind, size: number, lo: ListRequestOptions): Scenario[] {
   const listSpec = (i: number): RequestSpec => ({ method: 'GET', path: listPath(LIST_QUERIES[i % LIST_QUERIES.length]!, lo) });
@@ -276,7 +296,9 @@ async function measureSize(
   try {
     const matches = await verify(gw, raw, kind, size, lo);
     console.log(`  answers agree (gateway REST = GraphQL = baseline${kind === 'embedded' ? ' = selective baseline' : ''}); list query matches ${matches} of ${size}`);
-    const all = scenarios(kind, size, lo).filter((s) => !o.scenarios || o.scenarios.includes(s.id));
+    const wanted = (id: string) => !o.scenarios || o.scenarios.includes(id);
+    const keyset = KEYSET_IDS.some(wanted) ? keysetScenarios(await keysetSetup(gw, size, AUTH)) : [];
+    const all = [...scenarios(kind, size, lo), ...keyset].filter((s) => wanted(s.id));
     const client = (s: Scenario) => (s.client === 'gateway' ? gw : raw);
     const headers = (s: Scenario) => (s.client === 'gateway' ? (s.auth === undefined ? AUTH : (s.auth ?? undefined)) : undefined);
 
@@ -595,6 +617,23 @@ function report(o: BenchOptions, results: StoreResult[]): string {
         const l = pairedRatio(s.runs['gql-list'], s.runs['rest-list'], (x) => x.rps);
         rows.push({ issue: '4', store: r.store, what: `GraphQL list ÷ REST list req/s @ ${sizeTag(s)}`, value: l, target: '≥ 0.8', pass: l >= 0.8 });
       }
+      // Issue 31: keyset pages (bench/lib/keyset.ts).
+      if (has(s, 'rest-keyset-deep', 'rest-keyset-first')) {
+        const v = pairedRatio(s.runs['rest-keyset-deep'], s.runs['rest-keyset-first'], (x) => x.p50);
+        rows.push({ issue: '31', store: r.store, what: `REST keyset page p50 deep ÷ first @ ${sizeTag(s)}`, value: v, target: '≤ 1.5', pass: v <= 1.5 });
+      }
+      if (has(s, 'rest-page-deep', 'rest-keyset-first')) {
+        const v = pairedRatio(s.runs['rest-page-deep'], s.runs['rest-keyset-first'], (x) => x.p50);
+        rows.push({ issue: '31', store: r.store, what: `(info) numbered page p50 at the same depth ÷ keyset first @ ${sizeTag(s)}`, value: v, target: '—' });
+      }
+      if (has(s, 'gql-connection-first', 'rest-keyset-first')) {
+        const v = pairedRatio(s.runs['gql-connection-first'], s.runs['rest-keyset-first'], (x) => x.rps);
+        rows.push({ issue: '31', store: r.store, what: `GraphQL connection ÷ REST keyset page req/s @ ${sizeTag(s)}`, value: v, target: '≥ 0.8', pass: v >= 0.8 });
+      }
+    }
+    if (hi !== lo && has(lo, 'rest-keyset-first') && has(hi, 'rest-keyset-first')) {
+      const v = med(hi.runs['rest-keyset-first'], (x) => x.p50) / med(lo.runs['rest-keyset-first'], (x) => x.p50);
+      rows.push({ issue: '31', store: r.store, what: `REST keyset first page p50 ${sizeTag(hi)} ÷ ${sizeTag(lo)}`, value: v, target: '≤ 1.5', pass: v <= 1.5 });
     }
   }
   for (const r of results) {

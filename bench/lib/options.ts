@@ -89,7 +89,8 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --parse-stores=mongodb,embedded BENCH_PARSE_STORES  mongodb: both on FerretDB; embedded: embedded store vs Parse on PostgreSQL
   --parse-max-seconds=8        BENCH_PARSE_MAX_SECONDS time budget per measured run of the Parse comparison
   --parse-creates=400          BENCH_PARSE_CREATES    creates per run and side in its create scenario
-  --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon
+  --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon,
+                                                      rest-keyset-first, rest-keyset-deep, rest-page-deep, gql-connection-first, gql-connection-deep
 `;
 
 function int(name: string, text: string, min = 1): number {

@@ -5,6 +5,7 @@
  * counted unless a connection's `totalCount` is asked for.
  */
 import { BadRequest } from '../errors/index.js';
+import { LIMITS } from '../limits.js';
 import { checkLimit, decodeCursor, encodeCursor, type CursorScope } from '../query/cursor.js';
 import { checkFieldsIndexed, planListQuery } from '../query/plan.js';
 import type { ListParams, Requirement, SortSpec } from '../query/types.js';
@@ -96,8 +97,9 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
   const from = token === undefined || token === null ? undefined : decodeCursor(scope, token, backward ? 'before cursor' : 'after cursor');
   const [page, behind, totalCount] = await Promise.all([
     readWithin(ctx, entry.limits, () => readPage(entry, q, n, from, backward), (p) => p.items),
-    // Whether anything lies on the other side of the cursor: one object at most, from the index.
-    from === undefined ? Promise.resolve(false) : readPage(entry, q, 1, from, !backward).then((p) => p.items.length > 0, () => false),
+    // Whether anything lies on the other side of the page (the cursor's object included): one
+    // object at most, from the index.
+    from === undefined ? Promise.resolve(false) : readPage(entry, q, 1, from, !backward, true).then((p) => p.items.length > 0, () => false),
     args.total ? count(entry, q) : Promise.resolve(undefined),
   ]);
   const cursors = page.keys.map((k) => encodeCursor(scope, k));
@@ -120,6 +122,15 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
  * them marked numeric (for in-memory matching, query/match.ts).
  */
 export function planRequirements(entry: ModelEntry, labels: Requirement[], fields: Requirement[], sort: SortSpec[]): StoreQuery {
+  // The bounds of REST selectors (LIMITS.selectorTerms, selectorChars) hold for typed filters too.
+  const terms = [...labels, ...fields];
+  if (terms.length > LIMITS.selectorTerms) {
+    throw new BadRequest(`where has ${terms.length} conditions; at most ${LIMITS.selectorTerms} are allowed (limit: selector terms)`);
+  }
+  const chars = terms.reduce((n, r) => n + r.key.length + r.values.reduce((m, v) => m + v.length + 1, 0), 0);
+  if (chars > LIMITS.selectorChars) {
+    throw new BadRequest(`where is ${chars} characters long; at most ${LIMITS.selectorChars} are allowed (limit: selector length)`);
+  }
   const indexes = indexesOf(entry);
   checkFieldsIndexed(fields, indexes);
   const q = planListQuery({ labels, fields, sort }, indexes);
@@ -145,11 +156,11 @@ const reversed = (sort: SortTerm[]): SortTerm[] =>
  * `limit` objects after `after` in the query's order, or (backward) the `limit` objects just
  * before it, still in the query's order; `more`: whether more lie beyond them in that direction.
  */
-async function readPage(entry: ModelEntry, q: StoreQuery, limit: number, after: SortKey | undefined, backward: boolean) {
+async function readPage(entry: ModelEntry, q: StoreQuery, limit: number, after: SortKey | undefined, backward: boolean, inclusive = false) {
   try {
     const resourceVersion = await entry.store.resourceVersion();
     const sort = backward ? reversed(q.sort) : keysetTerms(q.sort);
-    const page = await entry.store.page({ where: q.where, sort, limit, ...(after && { after }) });
+    const page = await entry.store.page({ where: q.where, sort, limit, ...(after && { after }), ...(inclusive && { inclusive }) });
     const items = page.items.map((o) => present(entry, o));
     if (backward) {
       items.reverse();

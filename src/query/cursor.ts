@@ -26,9 +26,13 @@ export interface CursorScope {
   sort: readonly SortTerm[];
 }
 
+/** Requirements are ANDed: their order (and that of a set's values) does not change the query. */
+const canonicalWhere = (where: readonly IndexRequirement[]): string[] =>
+  where.map((r) => JSON.stringify([r.index, r.op, r.op === 'in' || r.op === 'notin' ? [...r.values].sort() : r.values])).sort();
+
 const digest = (scope: CursorScope, key: SortKey): string =>
   createHash('sha256')
-    .update(JSON.stringify([scope.model, scope.where.map((r) => [r.index, r.op, r.values]), keysetTerms(scope.sort), key]))
+    .update(JSON.stringify([scope.model, canonicalWhere(scope.where), keysetTerms(scope.sort), key]))
     .digest('base64url')
     .slice(0, 22);
 

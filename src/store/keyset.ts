@@ -67,23 +67,31 @@ export function sortKeyOf(model: StorageModel, obj: ApiObject, terms: readonly S
  * (`prefix`), and term `term` is
  *  - `gt`: after `value` ascending (greater: for a number also every text),
  *  - `lt`: lower than `value`, having a value (for a text also every number),
+ *  - `gte`, `lte`: the same or equal, on the last term (metadata.name) of an inclusive read,
  *  - `null`: without a value, `notnull`: with any value.
  */
 export interface KeysetBranch {
   prefix: { term: number; value: SortValue }[];
   term: number;
-  cond: 'gt' | 'lt' | 'null' | 'notnull';
+  cond: 'gt' | 'lt' | 'gte' | 'lte' | 'null' | 'notnull';
   value: SortValue;
 }
 
-/** The ranges after `key`, in the order they follow it. */
-export function branchesAfter(terms: readonly SortTerm[], key: SortKey): KeysetBranch[] {
+/** The ranges after `key` (or at and after it: `inclusive`), in the order they follow it. */
+export function branchesAfter(terms: readonly SortTerm[], key: SortKey, inclusive = false): KeysetBranch[] {
   if (key.length !== terms.length) throw new Error('a keyset key must hold one value per term');
   const out: KeysetBranch[] = [];
   for (let i = terms.length - 1; i >= 0; i--) {
     const prefix = key.slice(0, i).map((value, term) => ({ term, value }));
     const v = key[i]!;
-    const branch = (cond: KeysetBranch['cond']): KeysetBranch => ({ prefix, term: i, cond, value: v });
+    // The last term is metadata.name (never null): there, inclusive means the key itself too.
+    const last = inclusive && i === terms.length - 1;
+    const branch = (cond: KeysetBranch['cond']): KeysetBranch => ({
+      prefix,
+      term: i,
+      cond: last && cond === 'gt' ? 'gte' : last && cond === 'lt' ? 'lte' : cond,
+      value: v,
+    });
     if (terms[i]!.direction === 'asc') out.push(branch(v === null ? 'notnull' : 'gt'));
     else if (v !== null) out.push(...(terms[i]!.index === NAME_INDEX ? [branch('lt')] : [branch('lt'), branch('null')]));
   }

@@ -133,6 +133,8 @@ export interface KeysetQuery {
   limit: number;
   /** The key of the last object of the previous page (absent: from the start). */
   after?: SortKey;
+  /** The object at `after` itself counts too (at or after it). */
+  inclusive?: boolean;
 }
 
 export interface KeysetPage {

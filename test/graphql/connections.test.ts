@@ -107,6 +107,11 @@ describe.each(STORES)('GraphQL connections (%s)', (kind) => {
     const mid = await page({ first: 5, after: first.edges[9].cursor });
     expect(names(mid)).toEqual(all.slice(10, 15));
     expect(mid.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
+    // the cursor's own object counts as a previous (or next) edge: after the very first, before the very last
+    expect((await page({ first: 2, after: first.edges[0].cursor })).pageInfo).toMatchObject({ hasPreviousPage: true, hasNextPage: true });
+    const lastEdge = (await page({ last: 1 })).edges[0];
+    expect(lastEdge.node.metadata.name).toBe(all.at(-1));
+    expect((await page({ last: 2, before: lastEdge.cursor })).pageInfo).toMatchObject({ hasPreviousPage: true, hasNextPage: true });
     const second = await page({ first: 20, after: first.pageInfo.endCursor });
     const back = await page({ last: 3, before: second.edges[9].cursor });
     expect(names(back)).toEqual(all.slice(26, 29));
@@ -185,11 +190,14 @@ describe.each(STORES)('GraphQL connections (%s)', (kind) => {
       { where: { metadata: { labels: { matchLabels: { 'bad key!': 'x' } } } } },
       { where: { metadata: { labels: { matchExpressions: [{ key: 'app', operator: 'In', values: [] }] } } } },
       { orderBy: ['SPEC_RANK_DESC', 'SPEC_RANK_ASC'] },
+      // the bounds of REST selectors: 64 terms, 4,096 characters
+      { where: { metadata: { labels: { matchExpressions: Array.from({ length: 65 }, (_, i) => ({ key: `k${i}`, operator: 'Exists' })) } } } },
+      { where: { spec: { team: { in: Array.from({ length: 20_000 }, (_, i) => `team-${i}`) } } } },
     ];
     const reads = await pageReads();
     for (const vars of bad) {
       const r = await gql(gw, PAGE, vars, { authorization: adminAuth });
-      expect(codes(r), JSON.stringify(vars)).toEqual(['BAD_REQUEST']);
+      expect(codes(r), JSON.stringify(vars).slice(0, 300)).toEqual(['BAD_REQUEST']);
       expect(r.body.data?.c ?? null).toBeNull();
     }
     expect(await pageReads(), 'no store page was read').toBe(reads);

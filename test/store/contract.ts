@@ -719,6 +719,12 @@ export function runStoreContract(label: string, open: () => Promise<StoreHarness
           expect(end).toEqual({ items: [], keys: [], more: false });
           const mid = await ms.page({ where: [], sort, limit: 3, after: all.keys[10]! });
           expect(names({ items: mid.items, total: 0 })).toEqual(names({ items: all.items.slice(11, 14), total: 0 }));
+          // inclusive: the object at the key too
+          const at = await ms.page({ where: [], sort, limit: 3, after: all.keys[10]!, inclusive: true });
+          expect(names({ items: at.items, total: 0 })).toEqual(names({ items: all.items.slice(10, 13), total: 0 }));
+          const reversed: SortTerm[] = sort.map((t) => ({ ...t, direction: t.direction === 'asc' ? 'desc' : 'asc' }));
+          const before = await ms.page({ where: [], sort: reversed, limit: 2, after: all.keys[10]!, inclusive: true });
+          expect(names({ items: before.items, total: 0 })).toEqual(names({ items: all.items.slice(9, 11).reverse(), total: 0 }));
           // numbers as numbers: the keys of a numeric index are numbers, missing values last descending
           const sizes = all.keys.map((k) => k[0]);
           expect(sizes.filter((v) => v !== null).every((v) => typeof v === 'number')).toBe(true);

@@ -219,16 +219,16 @@ describe('embedded store specifics', () => {
   it('a keyset page is read from the sort index at its key: an index range per branch, no sort, no scan of the rows before it', async () => {
     const store = await openStore(await tempDir());
     const ms = internals(await store.model(makeModel()));
-    for (let i = 0; i < 400; i++) {
+    for (let i = 0; i < 2400; i++) {
       await ms.create(
-        widget(`p-${String(i).padStart(3, '0')}`, { color: ['red', 'blue', 'green'][i % 3]!, tags: [`t${i % 5}`] }, {
+        widget(`p-${String(i).padStart(4, '0')}`, { color: ['red', 'blue', 'green'][i % 3]!, tags: [`t${i % 5}`] }, {
           labels: i % 2 ? { app: 'web' } : { app: 'db' },
           ts: new Date(Date.UTC(2024, 0, 1, 0, i % 50)).toISOString(),
         }),
       );
     }
     const ts = { index: 'metadata.creationTimestamp', direction: 'desc' } as const;
-    const web = req('metadata.labels', 'in', ['app=web']); // 200 rows: more than a driven page reads
+    const web = req('metadata.labels', 'in', ['app=web']); // 1,200 rows: more than a driven page reads
     const cases: { where: IndexRequirement[]; sort: SortTerm[] }[] = [
       { where: [], sort: [ts, { index: 'metadata.name', direction: 'asc' }] },
       { where: [web], sort: [ts, { index: 'metadata.name', direction: 'asc' }] },
@@ -250,6 +250,16 @@ describe('embedded store specifics', () => {
         expect(plan.filter((l) => /^SCAN (o|i_\d+)\b/.test(l.trim())), text).toEqual([]);
       }
     }
+    // A selective filter (few side-table rows) drives the page from the side table: one query,
+    // reading the matches only, whatever the depth.
+    const rare = req('spec.tags', 'in', ['t3']); // 480 rows
+    const sort: SortTerm[] = [ts, { index: 'metadata.name', direction: 'asc' }];
+    let after = (await ms.page({ where: [rare], sort, limit: 20 })).keys.at(-1)!;
+    for (let n = 0; n < 10; n++) after = (await ms.page({ where: [rare], sort, limit: 20, after })).keys.at(-1)!;
+    const driven = ms.explainPage({ where: [rare], sort, limit: 20, after });
+    expect(driven).toHaveLength(1);
+    expect(driven[0]!.join('\n')).toMatch(/SEARCH i_\d+ USING/);
+    expect(driven[0]!.filter((l) => /^SCAN (o|i_\d+)$/.test(l.trim()))).toEqual([]);
   });
 
   it('the change log\'s read and retention statements walk only the model\'s own index range, with or without planner statistics', async () => {

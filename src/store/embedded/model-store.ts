@@ -381,7 +381,9 @@ export class EmbeddedModelStore implements ModelStore {
     const orderBy = this.compileOrder(terms);
     const cols = terms.map((t) => this.sortColumn(t.index)).join(', ');
     const { driver, rows } = this.pickDriver(q.where);
-    const drive = driver !== undefined && rows !== undefined && rows <= DRIVE_EVERY;
+    // A lone candidate was not counted: count it up to the bound (at most DRIVE_EVERY + 1 rows).
+    const few = rows ?? (driver ? this.sideRows(driver, DRIVE_EVERY + 1) : undefined);
+    const drive = driver !== undefined && few !== undefined && few <= DRIVE_EVERY;
     const w = this.compileWhere(q.where, drive ? driver : 'probe');
     const build = (branches: KeysetBranch[] | undefined) => {
       const conds = w.where ? [w.where.slice(' WHERE '.length)] : [];
@@ -394,8 +396,15 @@ export class EmbeddedModelStore implements ModelStore {
       return { sql: `SELECT o.rowid, ${cols} FROM ${this.o} AS o${where} ORDER BY ${orderBy} LIMIT ?`, params };
     };
     if (!q.after) return [build(undefined)];
-    const branches = branchesAfter(terms, q.after);
+    const branches = branchesAfter(terms, q.after, q.inclusive);
     return drive ? [build(branches)] : branches.map((b) => build([b]));
+  }
+
+  /** Side-table rows of an `in` requirement, counted up to `cap`. */
+  private sideRows(r: IndexRequirement, cap: number): number {
+    const marks = r.values.map(() => '?').join(', ');
+    const sql = `SELECT COUNT(*) FROM (SELECT 1 FROM ${this.i} WHERE k = ${this.secondary(r.index).k} AND value IN (${marks}) LIMIT ?)`;
+    return this.stmts.get(sql, true).get(...r.values, cap) as number;
   }
 
   /** One branch after a position as an SQL condition (NULL sorts first, then numbers, then text). */
@@ -409,7 +418,7 @@ export class EmbeddedModelStore implements ModelStore {
     if (b.cond === 'null') conds.push(`${c} IS NULL`);
     else if (b.cond === 'notnull') conds.push(`${c} IS NOT NULL`);
     else {
-      conds.push(`${c} ${b.cond === 'gt' ? '>' : '<'} ?`);
+      conds.push(`${c} ${{ gt: '>', gte: '>=', lt: '<', lte: '<=' }[b.cond]} ?`);
       params.push(b.value);
     }
     return conds.join(' AND ');

@@ -144,6 +144,7 @@ function branchFilter(terms: SortTerm[], b: KeysetBranch, native: NativeFields):
   const v = b.value;
   if (b.cond === 'null') parts.push(missing(b.term));
   else if (b.cond === 'notnull') parts.push({ [f]: onField(b.term) ? { $type: 'string' } : { $exists: true } });
+  else if (b.cond === 'gte' || b.cond === 'lte') parts.push({ [f]: { [b.cond === 'gte' ? '$gte' : '$lte']: v } }); // metadata.name
   else if (b.cond === 'gt') parts.push(typeof v === 'number' ? { $or: [{ [f]: { $gt: v } }, { [f]: { $type: 'string' } }] } : { [f]: { $gt: v } });
   else parts.push(typeof v === 'string' && !onField(b.term) && f !== '_id' ? { $or: [{ [f]: { $lt: v } }, { [f]: { $type: 'number' } }] } : { [f]: { $lt: v } });
   return parts.length === 1 ? parts[0]! : { $and: parts };
@@ -158,7 +159,7 @@ export async function runPage(objects: Collection<StoredDoc>, filter: Filter<Sto
   const terms = keysetTerms(query.sort);
   let f = filter;
   if (query.after) {
-    const branches = branchesAfter(terms, query.after).map((b) => branchFilter(terms, b, native));
+    const branches = branchesAfter(terms, query.after, query.inclusive).map((b) => branchFilter(terms, b, native));
     const after: Filter<StoredDoc> = branches.length === 0 ? { _id: { $exists: false } } : branches.length === 1 ? branches[0]! : { $or: branches };
     f = Object.keys(filter).length === 0 ? after : { $and: [filter, after] };
   }
