@@ -13,7 +13,7 @@
  *                                                  the same over the platform plus the plugins of
  *                                                  <dir> (no need to print the schema first);
  *                                                  an output is required (scripts/script-args.ts)
- *   --schema <file.graphql>                        types a printed schema instead
+ *   --schema <file.graphql>                        types a printed schema instead (with --out or --client-out)
  *
  * test/graphql/schema-files.test.ts fails when the repository's outputs are stale;
  * test/graphql/own-plugins-codegen.test.ts runs the script on a plugins folder of its own.
@@ -190,6 +190,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const plugins = pluginsFromEnv();
   const own = values.out ?? values['client-out'];
   requireOut(plugins, own, 'npm run codegen -- --out my-types.ts');
+  if (values.schema !== undefined && own === undefined) fail('codegen: --schema types another schema: give --out <file.ts> and/or --client-out <dir/> too');
   try {
     const config = await readConfig();
     const schemaText = values.schema

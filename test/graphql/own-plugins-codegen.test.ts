@@ -109,6 +109,9 @@ describe('schema:print and codegen over SVC_PLUGINS_DIR', () => {
       expect(r.stderr).toMatch(/SVC_PLUGINS_DIR=\.\/plugins names other plugins than the repository's: give an output file, e\.g\. npm run .* -- --out /);
       expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/); // no stack
     }
+    const schemaOnly = await npm('codegen', ['--schema', 'x.graphql'], {});
+    expect(schemaOnly.code).toBe(2);
+    expect(schemaOnly.stderr).toContain('--schema types another schema: give --out');
     const missing = await npm('schema:print', ['--out', 'x.graphql'], { SVC_PLUGINS_DIR: './nowhere' });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`SVC_PLUGINS_DIR=./nowhere: no such folder (${join(project, 'nowhere')})`);
