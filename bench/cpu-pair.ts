@@ -19,6 +19,9 @@
  *
  * Scenarios: rest-get, gql-get, gql-noop (`{ __typename }`), gql-field (the get selecting only
  * `kind`), rest-list, gql-list, create.
+ *
+ * Steps with no switch of their own (the GraphQL cost limit, the persisted-operation lookup) are
+ * measured in process by bench/graphql-overhead.ts, as a share of this script's gql-get.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';

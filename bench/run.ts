@@ -5,7 +5,8 @@
  * prior writes (bench/lib/feed-history-bench.ts); with BENCH_OPS=on|only, REST get and create with
  * metrics, the request log and the audit log on vs off (bench/lib/ops-bench.ts); with
  * BENCH_PARSE=on|only (`--parse=only`), the gateway beside Parse Server 9.10 on FerretDB and on
- * PostgreSQL (bench/lib/parse-bench.ts).
+ * PostgreSQL (bench/lib/parse-bench.ts); with BENCH_RELATIONS=on|only, a GraphQL connection page of 40
+ * deals with ÷ without each deal's reference resolved (embedded, bench/lib/relations-bench.ts).
  *
  * For each store (embedded SQLite; MongoDB = MONGODB_URL or a throw-away FerretDB from
  * scripts/ferretdb.ts) and each size (ascending, grown in place):
@@ -62,6 +63,7 @@ import { seed } from './lib/seed.js';
 import { benchWatch, type WatchBenchResult } from './lib/watch-bench.js';
 import { benchFeedHistory, type FeedHistoryResult } from './lib/feed-history-bench.js';
 import { benchOps, type OpsBenchResult } from './lib/ops-bench.js';
+import { benchRelations, type RelationsBenchResult } from './lib/relations-bench.js';
 import { BENCH_USER, BENCH_USER_PASSWORD, RBAC_BINDINGS, RBAC_ROLES, seedRbac } from './lib/rbac-seed.js';
 import { measureAuthPath, type MicroResult } from './lib/rbac-micro.js';
 import { benchParse, parseReport, type PeerOptions, type PeerResult } from './lib/parse-bench.js';
@@ -782,6 +784,38 @@ function opsReport(o: BenchOptions, r: OpsBenchResult): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Relation cost (embedded, issue 32): bench/lib/relations-bench.ts, one gateway child.
+
+async function benchRelationsStore(o: BenchOptions): Promise<RelationsBenchResult> {
+  console.log('\n=== connection page of 40 deals with vs without each contact resolved: embedded ===');
+  const tmp = await mkdtemp(join(tmpdir(), 'svc-bench-relations-'));
+  cleanups.push(() => rm(tmp, { recursive: true, force: true }));
+  return benchRelations({
+    dataDir: join(tmp, 'data'),
+    pluginsDir: PLUGINS_DIR,
+    adminPassword: ADMIN_PASSWORD,
+    requests: o.requests,
+    concurrency: o.concurrency,
+    rounds: Math.max(o.rounds, 3),
+    warmup: o.warmup,
+  });
+}
+
+function relationsReport(o: BenchOptions, r: RelationsBenchResult): string {
+  const pass = r.ratio >= 0.7 ? 'PASS' : 'MISS';
+  return [
+    '\n### Relations (embedded, issue 32)\n',
+    '| measure | value | target | result |',
+    '|---|---:|---|---|',
+    `| connection page of 40 with ÷ without each forward reference, req/s | ${fmt(r.ratio, 3)} | ≥ 0.7 | ${pass} |`,
+    `| req/s with / without | ${fmt(r.rps.with)} / ${fmt(r.rps.without)} | | info |`,
+    `| p50 ms with / without | ${fmt(r.p50.with, 2)} / ${fmt(r.p50.without, 2)} | | info |`,
+    `\nSettings: 500 crm people, 2,000 deals; pages of 40 by spec.amount from rotating windows; ${o.concurrency} requests in flight, ` +
+      `${o.requests} per run, rounds alternating which goes first; median of per-round ratios.`,
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
   const o = parseOptions();
@@ -800,13 +834,14 @@ async function main(): Promise<void> {
   }
   const started = performance.now();
   const results: StoreResult[] = [];
-  const alone = [o.feedHistory, o.ops, o.parse].filter((m) => m === 'only').length > 0;
+  const alone = [o.feedHistory, o.ops, o.parse, o.relations].filter((m) => m === 'only').length > 0;
   if (o.watch !== 'only' && !alone) for (const kind of o.stores) results.push(await benchStore(o, kind));
   const watched: WatchBenchResult[] = [];
   if (o.watch !== 'off' && !alone) for (const kind of o.stores) watched.push(await benchWatchStore(o, kind));
   const runs = (mode: 'on' | 'off' | 'only') => mode === 'only' || (mode === 'on' && !alone);
   const feedHistory = runs(o.feedHistory) && o.stores.includes('embedded') ? await benchFeedHistoryStore() : undefined;
   const ops = runs(o.ops) ? await benchOpsStore(o) : undefined;
+  const relations = runs(o.relations) ? await benchRelationsStore(o) : undefined;
   const peerOptions: PeerOptions = {
     sizes: o.parseSizes,
     pairs: o.parseStores,
@@ -817,6 +852,7 @@ async function main(): Promise<void> {
     maxSeconds: o.parseMaxSeconds,
     minRequests: o.minRequests,
     creates: o.parseCreates,
+    scenarios: o.parseScenarios,
     pageSize: o.pageSize,
     pluginsDir: PLUGINS_DIR,
     adminPassword: ADMIN_PASSWORD,
@@ -832,6 +868,7 @@ async function main(): Promise<void> {
   if (watched.length) console.log(watchReport(o, watched));
   if (feedHistory) console.log(feedHistoryReport(feedHistory));
   if (ops) console.log(opsReport(o, ops));
+  if (relations) console.log(relationsReport(o, relations));
   if (peers.length) console.log(parseReport(peerOptions, peers));
   console.log(`\ntotal time ${fmt((performance.now() - started) / 1000)} s`);
 }

@@ -59,6 +59,14 @@ export interface BenchOptions {
   parseStores: ('mongodb' | 'embedded')[];
   parseMaxSeconds: number;
   parseCreates: number;
+  /** Parse comparison scenarios to run (default all). */
+  parseScenarios?: string[];
+  /**
+   * Relation cost (embedded, bench/lib/relations-bench.ts, issue 32): a connection page of 40
+   * deals with vs without each one's contact resolved; after everything else (on), alone (only),
+   * or not (off, the default).
+   */
+  relations: 'on' | 'off' | 'only';
 }
 
 const HELP = `npm run bench [-- options]   (each option also as an environment variable)
@@ -89,9 +97,15 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --parse-stores=mongodb,embedded BENCH_PARSE_STORES  mongodb: both on FerretDB; embedded: embedded store vs Parse on PostgreSQL
   --parse-max-seconds=8        BENCH_PARSE_MAX_SECONDS time budget per measured run of the Parse comparison
   --parse-creates=400          BENCH_PARSE_CREATES    creates per run and side in its create scenario
+  --parse-scenarios=a,b        BENCH_PARSE_SCENARIOS  only these of get, gql-get, list, gql-connection, gql-pointer, create
+  --relations=off|on|only      BENCH_RELATIONS        embedded: connection page of 40 deals with ÷ without each contact resolved (issue 32; default off)
+  --keyset=only                BENCH_KEYSET=only      issue 31 alone: the keyset scenarios on the embedded store at 1,000 and 50,000 objects, no watch
+                                                      (sizes, stores and scenarios given explicitly still win)
   --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon,
                                                       rest-keyset-first, rest-keyset-deep, rest-page-deep, gql-connection-first, gql-connection-deep
 `;
+
+const KEYSET_SCENARIOS = 'rest-keyset-first,rest-keyset-deep,rest-page-deep,gql-connection-first,gql-connection-deep';
 
 function int(name: string, text: string, min = 1): number {
   const n = Number(text);
@@ -131,6 +145,9 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
       'parse-stores': { type: 'string' },
       'parse-max-seconds': { type: 'string' },
       'parse-creates': { type: 'string' },
+      'parse-scenarios': { type: 'string' },
+      relations: { type: 'string' },
+      keyset: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -139,11 +156,14 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     process.exit(0);
   }
   const get = (flag: keyof typeof values, envName: string, def: string) => String(values[flag] ?? env[envName] ?? def);
-  const sizes = get('sizes', 'BENCH_SIZES', '1000,100000')
+  // BENCH_KEYSET=only: issue 31's figures alone (defaults below; explicit options still win).
+  const keysetOnly = String(values.keyset ?? env.BENCH_KEYSET ?? '') === 'only';
+  if (!keysetOnly && (values.keyset ?? env.BENCH_KEYSET)) throw new Error('BENCH_KEYSET: only "only" is known');
+  const sizes = get('sizes', 'BENCH_SIZES', keysetOnly ? '1000,50000' : '1000,100000')
     .split(',')
     .map((s) => int('BENCH_SIZES', s.trim().replace(/_/g, '')))
     .sort((a, b) => a - b);
-  const stores = get('stores', 'BENCH_STORES', 'embedded,mongodb')
+  const stores = get('stores', 'BENCH_STORES', keysetOnly ? 'embedded' : 'embedded,mongodb')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
@@ -167,8 +187,8 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     page: int('BENCH_PAGE', get('page', 'BENCH_PAGE', '1')),
     pageSize: int('BENCH_PAGE_SIZE', get('page-size', 'BENCH_PAGE_SIZE', '20')),
     cpuProfDir: cpuProf ? cpuProf : undefined,
-    scenarios: (values.scenarios ?? env.BENCH_SCENARIOS)?.split(',').map((x) => x.trim()).filter(Boolean),
-    watch: watchMode(get('watch', 'BENCH_WATCH', 'on')),
+    scenarios: (values.scenarios ?? env.BENCH_SCENARIOS ?? (keysetOnly ? KEYSET_SCENARIOS : undefined))?.split(',').map((x) => x.trim()).filter(Boolean),
+    watch: watchMode(get('watch', 'BENCH_WATCH', keysetOnly ? 'off' : 'on')),
     watchers: int('BENCH_WATCHERS', get('watchers', 'BENCH_WATCHERS', '1000')),
     watchRate: int('BENCH_WATCH_RATE', get('watch-rate', 'BENCH_WATCH_RATE', '500')),
     watchSeconds: int('BENCH_WATCH_SECONDS', get('watch-seconds', 'BENCH_WATCH_SECONDS', '5')),
@@ -189,6 +209,8 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     parseStores: parseStores(get('parse-stores', 'BENCH_PARSE_STORES', 'mongodb,embedded')),
     parseMaxSeconds: Number(get('parse-max-seconds', 'BENCH_PARSE_MAX_SECONDS', '8')),
     parseCreates: int('BENCH_PARSE_CREATES', get('parse-creates', 'BENCH_PARSE_CREATES', '400')),
+    parseScenarios: (values['parse-scenarios'] ?? env.BENCH_PARSE_SCENARIOS)?.split(',').map((x) => x.trim()).filter(Boolean),
+    relations: mode('BENCH_RELATIONS', get('relations', 'BENCH_RELATIONS', 'off')),
   };
 }
 

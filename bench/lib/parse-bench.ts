@@ -26,6 +26,11 @@
  *      get and the indexed list (two equality terms, sort, page of 20 plus total count), then
  *      `rounds` rounds of create (`creates` per run and side), whose objects are deleted again before the next size
  *      (not measured) so every size holds exactly its objects.
+ *   Issues 31 and 32 add two GraphQL connection scenarios (checked to answer the same nodes on
+ *   both sides first): a page of 20 Persons with one indexed equality filter (gateway `where`
+ *   on spec.name, Parse `where: { name: { equalTo } }`), and a page of 20 deals with each deal's
+ *   contact resolved in the same query (gateway x-svc-ref `contactPerson`, Parse Pointer).
+ *   BENCH_PARSE_SCENARIOS picks scenarios.
  * Requests are those of an administrator: Basic auth on the gateway, the master key on Parse.
  * Per run: throughput, latency, failures (any status other than 200, 201 for creates), and the
  * server CPU per request from /proc/<pid>/stat of the server process and of its database
@@ -53,6 +58,23 @@ const PARSE_VERSION = (JSON.parse(readFileSync(join(PARSE_DIR, 'package.json'), 
 
 export type PeerPair = 'mongodb' | 'embedded';
 
+/**
+ * Issues 31 and 32 (GraphQL connections and pointers): DEALS deals refer to the first CONTACTS
+ * people. On the gateway a crm Deal (plugins/crm) whose spec.contact names a crm Person
+ * (resolved as spec.contactPerson); on Parse a Deal whose `contact` is a Pointer to the Person of
+ * the same objectId (resolved in the same query). Deal i: name deal-<i>, title, amount 10·i
+ * (indexed on both sides, distinct, so both order the same). Seeded once, before the first size.
+ */
+const DEALS = 200;
+const CONTACTS = 100;
+const DEAL_PAGE = 20;
+/** The pointer pages rotate over windows of the amount index (amount ≥ 10·k·DEAL_PAGE), each page full. */
+const DEAL_WINDOWS = DEALS / DEAL_PAGE - 1;
+const dealWindow = (k: number) => 10 * DEAL_PAGE * (k % DEAL_WINDOWS);
+const dealName = (i: number) => `deal-${String(i).padStart(6, '0')}`;
+const DEALS_PATH = '/apis/crm.example.net/v1/deals';
+const CRM_PEOPLE_PATH = '/apis/crm.example.net/v1/people';
+
 export interface PeerOptions {
   sizes: number[];
   pairs: PeerPair[];
@@ -65,6 +87,8 @@ export interface PeerOptions {
   minRequests: number;
   /** Creates per run and side in the create scenario. */
   creates: number;
+  /** Scenarios to run (default all): get, gql-get, list, gql-connection, gql-pointer, create. */
+  scenarios?: string[];
   pageSize: number;
   pluginsDir: string;
   adminPassword: string;
@@ -72,12 +96,14 @@ export interface PeerOptions {
   onCleanup: (f: () => Promise<void>) => void;
 }
 
-type ScenarioId = 'create' | 'get' | 'gql-get' | 'list';
+type ScenarioId = 'create' | 'get' | 'gql-get' | 'list' | 'gql-connection' | 'gql-pointer';
 const SCENARIOS: { id: ScenarioId; label: string }[] = [
   { id: 'get', label: 'get by name' },
   { id: 'gql-get', label: 'GraphQL get' },
   { id: 'list', label: 'indexed list (2 equality terms, sort, page of 20 + total)' },
   { id: 'create', label: 'create' },
+  { id: 'gql-connection', label: 'GraphQL connection, page of 20, 1 indexed equality filter (issue 31: ≥ 3× on embedded)' },
+  { id: 'gql-pointer', label: `GraphQL connection of ${DEAL_PAGE} deals, each with its contact resolved (issue 32: ≥ 2× on embedded)` },
 ];
 
 interface Run {
@@ -179,6 +205,39 @@ interface Side {
   list: (q: ListQuery) => RequestSpec;
   /** Total and names on the page of a list answer. */
   readList: (body: unknown) => { total: number; names: string[] };
+  /** GraphQL connection page of `pageSize` with one indexed equality filter (spec.name / name). */
+  gqlConnection: (q: ListQuery) => RequestSpec;
+  /** GraphQL connection of DEAL_PAGE deals by amount from window k, each with its contact resolved. */
+  gqlPointer: (k: number) => RequestSpec;
+  /** Names of the nodes of a connection answer, and of their resolved contacts (pointer pages). */
+  readConnection: (body: unknown) => { names: string[]; contacts: (string | undefined)[] };
+  /** Creates the crm people (gateway) and the deals referring to them. */
+  seedDeals: (contacts: number) => RequestSpec[];
+}
+
+type Edges = { edges: { node: Record<string, unknown> }[] };
+const gql = (query: string, variables?: Record<string, unknown>): RequestSpec => ({ method: 'POST', path: '/graphql', body: JSON.stringify({ query, variables }) });
+const PERSON_CONNECTION = 'peopleExampleCom_v1alpha1_personsConnection';
+const DEAL_CONNECTION = 'crmExampleNet_v1_dealsConnection';
+const gwConnection = (first: number) =>
+  `query C($n: String!) { ${PERSON_CONNECTION}(first: ${first}, where: { spec: { name: { eq: $n } } }, orderBy: [SPEC_NAME_ASC]) { ` +
+  'edges { cursor node { metadata { name } spec { name age gender } } } pageInfo { hasNextPage endCursor } } }';
+const GW_POINTER =
+  `query D($min: Float!) { ${DEAL_CONNECTION}(first: ${DEAL_PAGE}, where: { spec: { amount: { gte: $min } } }, orderBy: [SPEC_AMOUNT_ASC]) { ` +
+  'edges { cursor node { metadata { name } spec { title amount contactPerson { metadata { name } spec { email } } } } } pageInfo { hasNextPage endCursor } } }';
+const parseConnection = (first: number) =>
+  `query C($n: String!) { people(first: ${first}, where: { name: { equalTo: $n } }, order: [name_ASC, objectId_ASC]) { ` +
+  'edges { cursor node { objectId name age gender } } pageInfo { hasNextPage endCursor } } }';
+const PARSE_POINTER =
+  `query D($min: Float!) { deals(first: ${DEAL_PAGE}, where: { amount: { greaterThanOrEqualTo: $min } }, order: [amount_ASC]) { ` +
+  'edges { cursor node { objectId title amount contact { objectId name } } } pageInfo { hasNextPage endCursor } } }';
+
+/** The one connection field of a GraphQL answer (throws on errors). */
+function connectionOf(body: unknown): Edges {
+  const b = body as { data?: Record<string, Edges | null>; errors?: unknown };
+  const c = b.data && Object.values(b.data)[0];
+  if (b.errors || !c) throw new Error(`GraphQL connection failed: ${JSON.stringify(b).slice(0, 300)}`);
+  return c;
 }
 
 function gatewaySide(child: BenchChild, adminPassword: string, dbCpu: () => number, pageSize: number): Side {
@@ -203,6 +262,29 @@ function gatewaySide(child: BenchChild, adminPassword: string, dbCpu: () => numb
       const l = b as { total: number; items: { metadata: { name: string } }[] };
       return { total: l.total, names: l.items.map((o) => o.metadata.name) };
     },
+    gqlConnection: (q) => gql(gwConnection(pageSize), { n: q.name }),
+    gqlPointer: (k) => gql(GW_POINTER, { min: dealWindow(k) }),
+    readConnection: (b) => {
+      const nodes = connectionOf(b).edges.map((e) => e.node as { metadata: { name: string }; spec: { contactPerson?: { metadata: { name: string } } | null } });
+      return { names: nodes.map((n) => n.metadata.name), contacts: nodes.map((n) => n.spec.contactPerson?.metadata.name) };
+    },
+    seedDeals: (contacts) => [
+      ...Array.from({ length: contacts }, (_, j): RequestSpec => ({
+        method: 'POST',
+        path: CRM_PEOPLE_PATH,
+        body: JSON.stringify({ apiVersion: 'crm.example.net/v1', kind: 'Person', metadata: { name: objectName(j) }, spec: { email: `p${j}@example.net` } }),
+      })),
+      ...Array.from({ length: DEALS }, (_, i): RequestSpec => ({
+        method: 'POST',
+        path: DEALS_PATH,
+        body: JSON.stringify({
+          apiVersion: 'crm.example.net/v1',
+          kind: 'Deal',
+          metadata: { name: dealName(i) },
+          spec: { title: `Deal ${i}`, amount: 10 * i, contact: objectName(i % contacts) },
+        }),
+      })),
+    ],
   };
 }
 
@@ -244,6 +326,23 @@ function parseSide(child: BenchChild, appId: string, masterKey: string, dbCpu: (
       const l = b as { count: number; results: { objectId: string }[] };
       return { total: l.count, names: l.results.map((o) => o.objectId) };
     },
+    gqlConnection: (q) => gql(parseConnection(pageSize), { n: q.name }),
+    gqlPointer: (k) => gql(PARSE_POINTER, { min: dealWindow(k) }),
+    readConnection: (b) => {
+      const nodes = connectionOf(b).edges.map((e) => e.node as { objectId: string; contact?: { objectId: string } | null });
+      return { names: nodes.map((n) => n.objectId), contacts: nodes.map((n) => n.contact?.objectId) };
+    },
+    seedDeals: (contacts) =>
+      Array.from({ length: DEALS }, (_, i): RequestSpec => ({
+        method: 'POST',
+        path: '/parse/classes/Deal',
+        body: JSON.stringify({
+          objectId: dealName(i),
+          title: `Deal ${i}`,
+          amount: 10 * i,
+          contact: { __type: 'Pointer', className: 'Person', objectId: objectName(i % contacts) },
+        }),
+      })),
   };
 }
 
@@ -261,6 +360,47 @@ async function createParseClass(side: Side): Promise<void> {
     },
     { ...side.headers },
   );
+  await side.client.json(
+    {
+      method: 'POST',
+      path: '/parse/schemas/Deal',
+      body: JSON.stringify({
+        className: 'Deal',
+        fields: { title: { type: 'String' }, amount: { type: 'Number' }, contact: { type: 'Pointer', targetClass: 'Person' } },
+        indexes: { amount_1: { amount: 1 } },
+      }),
+    },
+    { ...side.headers },
+  );
+}
+
+/** Seeds the deals (and the gateway's crm people) on one side; every create must answer 201. */
+async function seedDeals(side: Side, contacts: number, concurrency: number): Promise<void> {
+  const specs = side.seedDeals(contacts);
+  const r = await runLoad(side.client, (i) => specs[i]!, { requests: specs.length, concurrency, headers: side.headers, okStatus: 201 });
+  if (r.errors) throw new Error(`${side.name}: seeding deals: ${r.errors} failed (${r.firstError})`);
+}
+
+/** Both sides answer the connection scenarios with the same nodes (and the same resolved contacts). */
+async function verifyConnections(gw: Side, parse: Side): Promise<void> {
+  const read = async (side: Side, spec: RequestSpec) => side.readConnection(await side.client.json(spec, side.headers));
+  let found = 0;
+  for (const q of LIST_QUERIES) {
+    const a = await read(gw, gw.gqlConnection(q));
+    const b = await read(parse, parse.gqlConnection(q));
+    if (a.names.join(',') !== b.names.join(',')) {
+      throw new Error(`gateway and Parse connections disagree on ${q.name}: ${a.names.join(',')} vs ${b.names.join(',')}`);
+    }
+    found += a.names.length;
+  }
+  if (found === 0) throw new Error('the connection queries match nothing on either side');
+  for (let k = 0; k < DEAL_WINDOWS; k++) {
+    const a = await read(gw, gw.gqlPointer(k));
+    const b = await read(parse, parse.gqlPointer(k));
+    if (a.names.length !== DEAL_PAGE || a.names.join(',') !== b.names.join(',') || a.contacts.join(',') !== b.contacts.join(',') || a.contacts.some((c) => !c)) {
+      throw new Error(`gateway and Parse deal pages disagree (window ${k}): ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -296,6 +436,8 @@ const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '—');
 /** Request generators for a scenario; names in the same pseudo-random order on both sides. */
 function maker(id: ScenarioId, side: Side, size: number, createName: () => { i: number; name: string }): (i: number) => RequestSpec {
   if (id === 'list') return (i) => side.list(LIST_QUERIES[i % LIST_QUERIES.length]!);
+  if (id === 'gql-connection') return (i) => side.gqlConnection(LIST_QUERIES[i % LIST_QUERIES.length]!);
+  if (id === 'gql-pointer') return (i) => side.gqlPointer(i);
   if (id === 'create') {
     return () => {
       const c = createName();
@@ -390,8 +532,15 @@ async function measureSize(o: PeerOptions, gw: Side, parse: Side, size: number, 
   console.log(`  seeded gateway ${size - have} objects at ${fmt(seedG.rps)}/s (${seedG.errors} failed and retried${seedG.errors ? `: ${seedG.firstError}` : ''})`);
   const seedP = await seedSide(parse, have, size, o.concurrency);
   console.log(`  seeded Parse   ${size - have} objects at ${fmt(seedP.rps)}/s (${seedP.errors} failed and retried${seedP.errors ? `: ${seedP.firstError}` : ''})`);
+  if (have === 0) {
+    const contacts = Math.min(CONTACTS, size);
+    await seedDeals(gw, contacts, o.concurrency);
+    await seedDeals(parse, contacts, o.concurrency);
+    console.log(`  seeded ${DEALS} deals on both sides, referring to ${contacts} people`);
+  }
   const matches = await verify(gw, parse, size);
-  console.log(`  answers agree (totals, pages, gets, GraphQL gets); the first list query matches ${matches} of ${size}`);
+  await verifyConnections(gw, parse);
+  console.log(`  answers agree (totals, pages, gets, GraphQL gets, connections, deal pages with their contacts); the first list query matches ${matches} of ${size}`);
 
   const runs: PeerSize['runs'] = {};
   const created: { gateway: string[]; parse: string[] } = { gateway: [], parse: [] };
@@ -403,7 +552,7 @@ async function measureSize(o: PeerOptions, gw: Side, parse: Side, size: number, 
     created[side.name].push(name);
     return { i: k, name };
   };
-  const order: ScenarioId[] = ['get', 'gql-get', 'list', 'create'];
+  const order = (['get', 'gql-get', 'list', 'gql-connection', 'gql-pointer', 'create'] as ScenarioId[]).filter((id) => !o.scenarios || o.scenarios.includes(id));
   const counts = new Map<string, number>();
   const runScenario = async (id: ScenarioId, round: number) => {
     const sides = round % 2 === 0 ? [gw, parse] : [parse, gw];
@@ -416,13 +565,13 @@ async function measureSize(o: PeerOptions, gw: Side, parse: Side, size: number, 
       const r = await measure(side, maker(id, side, size, createName(side)), counts.get(key)!, o.concurrency, ok);
       ((runs[id] ??= { gateway: [], parse: [] })[side.name]).push(r);
       console.log(
-        `  round ${round + 1} ${id.padEnd(7)} ${side.name.padEnd(7)} ${fmt(r.rps).padStart(6)} req/s  p50 ${fmt(r.p50, 1)} ms  p99 ${fmt(r.p99, 1)} ms  ` +
+        `  round ${round + 1} ${id.padEnd(14)} ${side.name.padEnd(7)} ${fmt(r.rps).padStart(6)} req/s  p50 ${fmt(r.p50, 1)} ms  p99 ${fmt(r.p99, 1)} ms  ` +
           `CPU ${fmt(r.cpuServer, 2)} + db ${fmt(r.cpuDb, 2)} ms/req${r.errors ? `  ${r.errors} FAILED (${r.firstError})` : ''}`,
       );
     }
   };
   for (let round = 0; round < o.rounds; round++) for (const id of order.filter((x) => x !== 'create')) await runScenario(id, round);
-  for (let round = 0; round < o.rounds; round++) await runScenario('create', round);
+  if (order.includes('create')) for (let round = 0; round < o.rounds; round++) await runScenario('create', round);
   createSeq.n = Math.max(names.gateway.n, names.parse.n);
   // Remove what the create scenario added, so the next size starts exact (after the last size
   // there is none: on FerretDB each of the gateway's deletes scans the collection, its
@@ -598,7 +747,7 @@ export function parseReport(o: PeerOptions, results: PeerResult[]): string {
             `${fmt(med(p, (x) => x.cpuServer + x.cpuDb) / med(g, (x) => x.cpuServer + x.cpuDb), 2)} |`,
         );
       };
-      for (const sc of [SCENARIOS[3]!, SCENARIOS[0]!, SCENARIOS[1]!, SCENARIOS[2]!]) {
+      for (const sc of [SCENARIOS[3]!, SCENARIOS[0]!, SCENARIOS[1]!, SCENARIOS[2]!, SCENARIOS[4]!, SCENARIOS[5]!]) {
         const rr = s.runs[sc.id];
         if (rr) row(sc.label, rr.gateway, rr.parse, paired(rr.gateway, rr.parse));
       }

@@ -10,10 +10,12 @@
  *  - a list relation (`x-svc-ref` on an array): 20.
  * graphql-query-complexity walks the document (fragments, @skip/@include, variables); the
  * estimator below is the rule. It runs as an envelop plugin in onExecute/onSubscribe, the one
- * place every door (POST, GET, graphql-ws) passes after validation and before execution; a
- * document without variables is costed once per (schema, document, operation name).
+ * place every door (POST, GET, graphql-ws) passes after validation and before execution. A cost
+ * is kept per (schema, document, operation name, values of the variables the cost reads: those
+ * in a multiplier argument or in @skip/@include), so a get by `$name` or a page of `$size` is
+ * costed once, not on every request.
  */
-import { GraphQLError, isListType, isNonNullType, type DocumentNode, type GraphQLSchema, type GraphQLOutputType } from 'graphql';
+import { GraphQLError, isListType, isNonNullType, Kind, visit, type DocumentNode, type GraphQLSchema, type GraphQLOutputType, type ValueNode } from 'graphql';
 import { createRequire } from 'node:module';
 import type { ComplexityEstimator, getComplexity as GetComplexity } from 'graphql-query-complexity';
 import type { Plugin } from 'graphql-yoga';
@@ -57,8 +59,32 @@ export function operationCost(
   }
 }
 
-const hasVariables = (document: DocumentNode) =>
-  document.definitions.some((d) => d.kind === 'OperationDefinition' && (d.variableDefinitions?.length ?? 0) > 0);
+/** The arguments the estimator multiplies by. */
+const MULTIPLIER_ARGS = new Set(['first', 'last', 'size', 'ids']);
+
+/** The names of the variables a value reads. */
+function variablesIn(value: ValueNode, into: Set<string>): void {
+  if (value.kind === Kind.VARIABLE) into.add(value.name.value);
+  else if (value.kind === Kind.LIST) for (const v of value.values) variablesIn(v, into);
+  else if (value.kind === Kind.OBJECT) for (const f of value.fields) variablesIn(f.value, into);
+}
+
+/** The variables a document's cost can depend on: those in a multiplier argument or in @skip/@include. */
+function costVariables(document: DocumentNode): string[] {
+  const names = new Set<string>();
+  visit(document, {
+    Argument(node) {
+      if (MULTIPLIER_ARGS.has(node.name.value)) variablesIn(node.value, names);
+    },
+    Directive(node) {
+      if (node.name.value === 'skip' || node.name.value === 'include') for (const a of node.arguments ?? []) variablesIn(a.value, names);
+    },
+  });
+  return [...names];
+}
+
+/** Costs kept per document and operation: one per set of values of the variables it reads. */
+const KEPT_PER_OPERATION = 64;
 
 export const costError = (cost: number, max: number): GraphQLError =>
   graphQLError(
@@ -69,15 +95,25 @@ export const costError = (cost: number, max: number): GraphQLError =>
 
 /** The envelop plugin enforcing `maxCost` (see the header). */
 export function useCostLimit(maxCost: number): Plugin {
-  const known = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string | undefined, number | undefined>>>();
+  const known = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, number>>>();
+  const readVariables = new WeakMap<DocumentNode, string[]>();
   const costOf = (schema: GraphQLSchema, document: DocumentNode, name: string | undefined, variables: Record<string, unknown> | undefined) => {
-    if (hasVariables(document)) return operationCost(schema, document, name, variables);
+    let reads = readVariables.get(document);
+    if (reads === undefined) readVariables.set(document, (reads = costVariables(document)));
     let byDocument = known.get(schema);
     if (!byDocument) known.set(schema, (byDocument = new WeakMap()));
-    let byName = byDocument.get(document);
-    if (!byName) byDocument.set(document, (byName = new Map()));
-    if (!byName.has(name)) byName.set(name, operationCost(schema, document, name, undefined));
-    return byName.get(name);
+    let kept = byDocument.get(document);
+    if (!kept) byDocument.set(document, (kept = new Map()));
+    const key = JSON.stringify([name ?? null, ...reads.map((v) => variables?.[v] ?? null)]);
+    const cached = kept.get(key);
+    if (cached !== undefined) return cached;
+    // An undefined cost (variables that do not coerce: execution refuses them) is not kept.
+    const cost = operationCost(schema, document, name, variables);
+    if (cost !== undefined) {
+      if (kept.size >= KEPT_PER_OPERATION) kept.clear();
+      kept.set(key, cost);
+    }
+    return cost;
   };
   type Stop = (result: { errors: GraphQLError[] }) => void;
   const check = ({ args, setResultAndStopExecution }: { args: Parameters<NonNullable<Plugin['onExecute']>>[0]['args']; setResultAndStopExecution: Stop }) => {

@@ -50,14 +50,17 @@ export function useIntrospectionRule(): Plugin {
     return known;
   };
   return {
-    async onExecute({ args, setResultAndStopExecution }) {
+    // Synchronous unless the document introspects: most operations pay no promise here.
+    onExecute({ args, setResultAndStopExecution }) {
       if (!introspecting(args.document)) return;
       const ctx = args.contextValue as unknown as GraphQLContext;
       if (ctx.caller.authenticated) return;
       const attrs = attributesOf(ctx.caller, { verb: 'get', isResourceRequest: false, apiGroup: '', apiVersion: '', resource: '', path: INTROSPECTION_PATH });
-      if ((await ctx.authorizer.authorize(attrs)).allowed) return;
-      const refusal = new Unauthenticated('authentication required: introspection follows the rule of discovery (get on /apis), which anonymous callers do not hold');
-      setResultAndStopExecution({ errors: [toGraphQLError(refusal, { request: true }) as never] });
+      return (async () => {
+        if ((await ctx.authorizer.authorize(attrs)).allowed) return;
+        const refusal = new Unauthenticated('authentication required: introspection follows the rule of discovery (get on /apis), which anonymous callers do not hold');
+        setResultAndStopExecution({ errors: [toGraphQLError(refusal, { request: true }) as never] });
+      })();
     },
   };
 }

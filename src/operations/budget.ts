@@ -14,16 +14,18 @@ import { BadRequest } from '../errors/index.js';
 import { LIMITS } from '../limits.js';
 
 export class ResponseBudget {
-  private left: number;
+  /** Bytes of the objects measured so far. */
+  private measured = 0;
+  /** Objects counted but not measured yet, and the most they can weigh (objectBytes each). */
+  private pending: unknown[] = [];
+  private pendingBound = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private refusal: BadRequest | undefined;
 
   constructor(
     readonly limit: number = LIMITS.responseBytes,
     private readonly objectBytes: number = LIMITS.objectBytes,
-  ) {
-    this.left = limit;
-  }
+  ) {}
 
   /** The refusal, once the budget has been overspent (a GraphQL operation then answers only it). */
   get exceeded(): BadRequest | undefined {
@@ -40,12 +42,23 @@ export class ResponseBudget {
     return next;
   }
 
-  /** Counts objects about to be answered; throws the refusal when they do not fit. */
+  /**
+   * Counts objects about to be answered; throws the refusal when they do not fit. Objects are
+   * measured (serialised) only once the most they can weigh together (each stored object is at
+   * most objectBytes) could pass the limit: a get or a short page costs no serialisation, and the
+   * count stays exact.
+   */
   spend(objects: readonly unknown[]): void {
     if (this.refusal) throw this.refusal;
-    for (const o of objects) {
-      this.left -= Buffer.byteLength(JSON.stringify(o) ?? '');
-      if (this.left < 0) {
+    for (const o of objects) this.pending.push(o);
+    this.pendingBound += objects.length * this.objectBytes;
+    if (this.measured + this.pendingBound <= this.limit) return;
+    const pending = this.pending;
+    this.pending = [];
+    this.pendingBound = 0;
+    for (const o of pending) {
+      this.measured += Buffer.byteLength(JSON.stringify(o) ?? '');
+      if (this.measured > this.limit) {
         this.refusal = new BadRequest(
           `the response would exceed ${this.limit} bytes (limit: response size); ask for fewer objects: ` +
             'REST size and page, or limit and continue; GraphQL size, or first on a connection',
@@ -53,14 +66,6 @@ export class ResponseBudget {
         throw this.refusal;
       }
     }
-  }
-
-  /**
-   * Whether `count` objects surely fit without being measured (each stored object is at most
-   * the objectBytes limit): only for a budget no other read shares (a REST list).
-   */
-  fitsUnmeasured(count: number): boolean {
-    return count * this.objectBytes <= this.left;
   }
 }
 
@@ -78,7 +83,7 @@ export function readWithin<T>(
   return budget.read(async () => {
     const result = await read();
     const objects = answered(result);
-    if (ctx.budget || !budget.fitsUnmeasured(objects.length)) budget.spend(objects);
+    budget.spend(objects);
     return result;
   });
 }

@@ -66,15 +66,16 @@ export async function listObjects(ctx: OperationContext, entry: ModelEntry, para
   const { limits } = entry;
   const budget = ctx.budget ?? new ResponseBudget(limits.responseBytes, limits.objectBytes);
   return budget.read(async () => {
-    const read = await runList(entry, query.limit !== undefined ? query : { ...query, limit: limits.unpagedItems + 1 });
-    if (read.items.length > limits.unpagedItems) {
+    const unpaged = query.limit === undefined;
+    const read = await runList(entry, unpaged ? { ...query, limit: limits.unpagedItems + 1 } : query);
+    if (unpaged && read.items.length > limits.unpagedItems) {
       throw new BadRequest(
         `${read.total} objects match, more than ${limits.unpagedItems} can be listed without size (limit: unpaged list items); ` +
           `request pages with size (at most ${limits.pageSize}) and page`,
       );
     }
     const items = entry.hooks?.present ? read.items.map((o) => present(entry, o)) : read.items;
-    if (ctx.budget || !budget.fitsUnmeasured(items.length)) budget.spend(items);
+    budget.spend(items);
     return envelope(query, items, read.total, read.resourceVersion);
   });
 }

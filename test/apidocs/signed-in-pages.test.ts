@@ -72,6 +72,44 @@ describe('/docs and GraphiQL with the console session', () => {
     }
   });
 
+  it("the quick start's path: sign in to the console, open a generated model page, then /docs and GraphiQL, typing credentials once", { timeout: 120_000 }, async (t) => {
+    const page = await browser.page();
+    try {
+      // An object to see on the model page (the content plugin's posts have no console route of their own).
+      const created = await fetch(`${gw.url}/apis/crm.example.net/v1/people`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`${ADMIN.username}:${ADMIN.password}`).toString('base64')}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: 'quick-start' }, spec: { email: 'quick@start.example', company: 'Quick Start' } }),
+      });
+      expect(created.status).toBe(201);
+      await signIn(page, gw.url, ADMIN.username, ADMIN.password);
+      await page.locator('a[data-route="model:crm.example.net/v1/people"]').click();
+      await visible(page.locator('[data-object-name="quick-start"]'));
+      const sent = recordAuth(page, /^\/(openapi|graphql$)/);
+      const token = await page.evaluate(() => sessionStorage.getItem('svc.console.token'));
+      expect(token).toBeTruthy();
+      // The landing page links both; the person follows them in the same tab.
+      await page.goto(`${gw.url}/docs`);
+      await visible(page.getByText(OPERATION));
+      expect(await page.locator('form[data-svc="sign-in"]').count()).toBe(0);
+      const introspection = page.waitForResponse((r) => r.url() === `${gw.url}/graphql` && r.request().method() === 'POST' && /__schema/.test(r.request().postData() ?? ''));
+      await page.goto(`${gw.url}/graphql`);
+      const answered = await introspection;
+      expect(answered.status()).toBe(200);
+      expect(answered.request().headers().authorization).toBe(`Bearer ${token}`);
+      await visible(page.locator('.graphiql-container'));
+      expect(await page.locator('form[data-svc="sign-in"]').count()).toBe(0);
+      const documents = sent.filter((s) => s.path.startsWith('/openapi'));
+      expect(documents.length).toBeGreaterThan(0);
+      for (const s of documents) expect(s.authorization, s.path).toBe(`Bearer ${token}`);
+    } catch (e) {
+      await screenshotFailure(browser, t.task.name);
+      throw e;
+    } finally {
+      await page.close();
+    }
+  });
+
   it('without a session, /docs shows a sign-in form that signs in with a token', { timeout: 120_000 }, async (t) => {
     const page = await browser.page();
     try {
