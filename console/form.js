@@ -31,7 +31,7 @@ function pointer(root, ref) {
  * (`seen`: the whole object, or an ancestor) is recursive: `{recursive: true}`. Adds the
  * references it follows to `seen`.
  */
-function deref(schema, root, seen) {
+export function deref(schema, root, seen) {
   let s = schema;
   for (let i = 0; s && s.$ref && i < 16; i++) {
     if (seen.has(s.$ref)) return { recursive: true };

@@ -7,8 +7,14 @@
 // it may `list`. On a page, `canI` also decides the create, edit and delete buttons (the user's
 // `create`, `update` and `delete` rights on the model, not UI permissions), and the schema comes
 // from the group-version's OpenAPI document, which the caller reads like discovery.
+//
+// References (x-svc-ref, docs/API.md §13): the OpenAPI schema keeps `x-svc-ref` on a property;
+// the page shows its value as a link (`a[data-ref]`) to the target model's page, opened on the
+// named object (`?name=`). The target's plural comes from discovery of its group-version; a
+// target the caller cannot see is shown as plain text.
 import { html, useEffect, useState } from './lib.js';
 import { api, collectionPath, request } from './api.js';
+import { deref } from './form.js';
 import { ResourcePage } from './resource.js';
 import { Alert } from './ui.js';
 
@@ -90,6 +96,45 @@ async function schemaOf(route) {
   return { schema, schemaRoot: doc };
 }
 
+/**
+ * The reference properties of a model schema, down to a few levels: [{path, many, ref}] with
+ * `path` the property's keys from the object's root (`['spec', 'contact']`).
+ */
+function referencesIn(schema, root) {
+  const out = [];
+  const walk = (s, path, seen) => {
+    const d = deref(s, root, seen);
+    if (d.recursive || path.length > 4) return;
+    const ref = d['x-svc-ref'];
+    if (ref && typeof ref === 'object' && typeof ref.kind === 'string' && path.length) {
+      out.push({ path, many: d.type === 'array' || (Array.isArray(d.type) && d.type.includes('array')), ref });
+      return;
+    }
+    for (const [k, p] of Object.entries(d.properties || {})) {
+      if (path.length === 0 && (k === 'metadata' || k === 'apiVersion' || k === 'kind')) continue;
+      walk(p, [...path, k], new Set(seen));
+    }
+  };
+  walk(schema, [], new Set());
+  return out;
+}
+
+/** The references of a model with the console page of each target (null when the caller cannot see it). */
+async function referencesOf(schema, root) {
+  const refs = referencesIn(schema, root);
+  const pages = new Map();
+  for (const { ref } of refs) {
+    const gv = `${ref.group || ''}/${ref.version}`;
+    if (!pages.has(gv)) pages.set(gv, resourcesOf(ref.group || '', ref.version).catch(() => []));
+  }
+  return Promise.all(
+    refs.map(async (r) => {
+      const found = (await pages.get(`${r.ref.group || ''}/${r.ref.version}`)).find((m) => m.kind === r.ref.kind);
+      return { ...r, page: found ? `/console/${modelRouteName(found.group, found.version, found.resource)}` : null };
+    }),
+  );
+}
+
 /** A model page: loads the schema and the caller's rights, then shows the model like a plugin route. */
 export function ModelPage({ route }) {
   const [ready, setReady] = useState(null);
@@ -98,7 +143,10 @@ export function ModelPage({ route }) {
     let cancelled = false;
     const verbs = ['create', 'update', 'delete'];
     Promise.all([schemaOf(route), canI(verbs.map((verb) => ({ verb, group: route.group, version: route.version, resource: route.resource })))]).then(
-      ([schema, [create, update, remove]]) => !cancelled && setReady({ ...route, ...schema, can: { create, update, delete: remove } }),
+      async ([schema, [create, update, remove]]) => {
+        const references = await referencesOf(schema.schema, schema.schemaRoot).catch(() => []);
+        if (!cancelled) setReady({ ...route, ...schema, references, can: { create, update, delete: remove } });
+      },
       (x) => !cancelled && setError(`This page could not be loaded: ${x.message}`),
     );
     return () => {

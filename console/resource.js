@@ -16,6 +16,10 @@
 // sorts inside the loaded window (the default order, creationTimestamp descending then name) is
 // inserted at its place; one that sorts after the last page read is left for the next page, which
 // will hold it. Events that arrive while a page is being read wait until it is merged.
+//
+// A reference property (`route.references`, models.js) shows as links to the named objects; a
+// page opened with `?name=` shows that object (a field selector on metadata.name, which the filter
+// form shows).
 import { html, useEffect, useRef, useState } from './lib.js';
 import { api, watch } from './api.js';
 import { SchemaForm } from './form.js';
@@ -66,9 +70,37 @@ function apply(w, ev) {
   w.rows.splice(at < 0 ? w.rows.length : at, 0, o);
 }
 
+/** Follows a console link without reloading the page (app.js listens to `svc-navigate`). */
+function follow(e) {
+  if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+  e.preventDefault();
+  history.pushState(null, '', e.currentTarget.getAttribute('href'));
+  window.dispatchEvent(new Event('svc-navigate'));
+}
+
+/** The values of an object's reference properties, as links to the named objects. */
+function References({ route, object }) {
+  const refs = route.references || [];
+  const shown = refs
+    .map((r) => {
+      const value = r.path.reduce((o, k) => (o && typeof o === 'object' ? o[k] : undefined), object);
+      const names = (Array.isArray(value) ? value : [value]).filter((n) => typeof n === 'string' && n !== '');
+      return { r, names };
+    })
+    .filter((x) => x.names.length);
+  if (!shown.length) return null;
+  return html`<span class="refs">${shown.map(
+    ({ r, names }) => html` · ${r.path.at(-1)}: ${names.map((n, i) => html`${i ? ', ' : ''}${r.page
+      ? html`<a href=${`${r.page}?name=${encodeURIComponent(n)}`} data-ref=${r.path.join('.')} data-ref-kind=${r.ref.kind} onClick=${follow}>${n}</a>`
+      : n}`)}`,
+  )}</span>`;
+}
+
 export function ResourcePage({ route }) {
-  const [selectors, setSelectors] = useState({ labelSelector: '', fieldSelector: '' });
-  const [draft, setDraft] = useState({ labelSelector: '', fieldSelector: '' });
+  const opened = new URLSearchParams(location.search).get('name');
+  const initial = { labelSelector: '', fieldSelector: opened ? `metadata.name=${opened}` : '' };
+  const [selectors, setSelectors] = useState(initial);
+  const [draft, setDraft] = useState(initial);
   const [restarts, setRestarts] = useState(0);
   const [, setTick] = useState(0);
   const [error, setError] = useState('');
@@ -231,7 +263,7 @@ export function ResourcePage({ route }) {
             ${rows.map(
               (o) => html`<div class="tr" role="row" key=${o.metadata.name} data-object-name=${o.metadata.name}>
                 <span role="cell" class="name">${o.metadata.name}${o.metadata.deletionTimestamp ? html` <em class="badge">deleting</em>` : null}</span>
-                <span role="cell" class="summary">${summary(o)}</span>
+                <span role="cell" class="summary">${summary(o, route.references)}<${References} route=${route} object=${o} /></span>
                 <span role="cell">${Object.entries(o.metadata.labels || {}).map(([k, v]) => html`<code class="label">${k}=${v}</code> `)}</span>
                 <span role="cell" class="muted">${when(o.metadata.creationTimestamp)}</span>
                 <span role="cell" class="row-actions">
@@ -255,13 +287,13 @@ export function ResourcePage({ route }) {
   </section>`;
 }
 
-/** The first few scalar values of an object's spec (or, without one, of its other top-level fields), for the list. */
-function summary(o) {
+/** The first few scalar values of an object's spec (or, without one, of its other top-level fields), for the list; references are shown as links instead. */
+function summary(o, references = []) {
   const { apiVersion, kind, metadata, status, ...rest } = o;
   const spec = o.spec !== undefined ? o.spec : rest;
   if (!spec || typeof spec !== 'object') return '';
   return Object.entries(spec)
-    .filter(([, v]) => v !== null && typeof v !== 'object')
+    .filter(([k, v]) => v !== null && typeof v !== 'object' && !references.some((r) => r.path.join('.') === (o.spec !== undefined ? `spec.${k}` : k)))
     .slice(0, 4)
     .map(([k, v]) => `${k}: ${v}`)
     .join(' · ');

@@ -238,11 +238,11 @@ function describeRefs(node: unknown): void {
   }
   if (!node || typeof node !== 'object') return;
   const obj = node as Json;
-  const ref = obj['x-svc-ref'] as { group?: unknown; version?: unknown; kind?: unknown; field?: unknown } | undefined;
+  const ref = obj['x-svc-ref'] as { group?: unknown; version?: unknown; kind?: unknown; field?: unknown; reverse?: unknown } | undefined;
   if (ref && typeof ref === 'object' && typeof ref.kind === 'string') {
     const apiVersion = ref.group ? `${String(ref.group)}/${String(ref.version)}` : String(ref.version);
     const many = obj.type === 'array';
-    const note = `References ${many ? 'objects' : 'an object'} of kind ${ref.kind} (${apiVersion}) by metadata.name (x-svc-ref); GraphQL resolves ${many ? 'them' : 'it'} as \`${String(ref.field)}\`.`;
+    const note = `References ${many ? 'objects' : 'an object'} of kind ${ref.kind} (${apiVersion}) by metadata.name (x-svc-ref); GraphQL resolves ${many ? 'them' : 'it'} as \`${String(ref.field)}\`${typeof ref.reverse === 'string' ? `, and the target lists the referring objects as the connection \`${ref.reverse}\`` : ''}.`;
     obj.description = typeof obj.description === 'string' && obj.description ? `${obj.description} ${note}` : note;
   }
   for (const [k, v] of Object.entries(obj)) if (k !== 'enum' && k !== 'const' && k !== 'default' && k !== 'examples' && k !== 'x-svc-ref') describeRefs(v);

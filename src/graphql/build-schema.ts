@@ -29,6 +29,7 @@ import { applyAuthDirective, authDirective, authExtensions, type AuthSpec } from
 import type { GraphQLContext } from './context.js';
 import { buildModelTypes, type ModelTypes } from './json-schema-types.js';
 import { CONNECTION_SHARED_TYPES, connectionField, connectionFieldName, connectionTypeNames } from './connections.js';
+import { buildWhereTypes } from './where.js';
 import { describeModel, GRAPHQL_NAME, modelNames, rootFieldNames, type ModelNames } from './naming.js';
 import { canIResolver, meResolver, modelResolvers, type CallerDescription } from './resolvers.js';
 import { nodeFields, NodeInterface } from './node.js';
@@ -222,7 +223,8 @@ export function buildGatewaySchema(entries: readonly ModelEntry[], opts: BuildOp
     const names = modelNames(model);
     const types = buildModelTypes(model);
     const { list, watchEvent } = envelopeTypes(names, types);
-    const r = modelResolvers(entry, { object: types.input, status: types.statusInput });
+    const filters = buildWhereTypes(model);
+    const r = modelResolvers(entry, { object: types.input, status: types.statusInput }, filters.requirements);
     const T = types.output;
     const name = { name: { type: nonNull(GraphQLString) } };
     const kind = `${model.kind} (${model.apiVersion})`;
@@ -289,6 +291,7 @@ export function buildGatewaySchema(entries: readonly ModelEntry[], opts: BuildOp
       args: {
         labelSelector: { type: stringList },
         fieldSelector: { type: stringList },
+        where: { type: filters.where, description: 'Only events of objects matching it, as a connection with the same where lists them (ANDed with the selectors).' },
         resourceVersion: { type: GraphQLString, description: 'Resume after this position (from a list or an event).' },
       },
       subscribe: r.watch.subscribe,

@@ -14,17 +14,20 @@ import {
   GraphQLString,
   Kind,
   type FieldNode,
+  type GraphQLEnumType,
   type GraphQLFieldConfig,
+  type GraphQLFieldConfigArgumentMap,
+  type GraphQLInputType,
   type GraphQLNamedType,
   type GraphQLOutputType,
   type GraphQLResolveInfo,
   type SelectionSetNode,
 } from 'graphql';
 import { listConnection, type ModelEntry } from '../operations/index.js';
-import type { SortSpec } from '../query/types.js';
+import type { Requirement, SortSpec } from '../query/types.js';
 import type { GraphQLContext } from './context.js';
 import { typeName } from './naming.js';
-import { buildWhereTypes, WHERE_SHARED_TYPES } from './where.js';
+import { buildWhereTypes, WHERE_SHARED_TYPES, type WhereTypes } from './where.js';
 
 const nonNull = <T extends GraphQLOutputType>(t: T) => new GraphQLNonNull(t);
 
@@ -65,6 +68,36 @@ function selects(info: GraphQLResolveInfo, name: string): boolean {
   return info.fieldNodes.some((f: FieldNode) => inSet(f.selectionSet));
 }
 
+/** The arguments of a model's connection (its own field, and reverse relations listing it). */
+export function connectionArgs(filters: WhereTypes | { where: GraphQLInputType; order: GraphQLEnumType }): GraphQLFieldConfigArgumentMap {
+  return {
+    first: { type: GraphQLInt, description: 'Page size from the start or after `after` (1–1000; 20 when neither first nor last is given).' },
+    after: { type: GraphQLString, description: 'A cursor of this field, from the same where and orderBy.' },
+    last: { type: GraphQLInt, description: 'Page size from the end or before `before` (1–1000).' },
+    before: { type: GraphQLString, description: 'A cursor of this field, from the same where and orderBy.' },
+    where: { type: filters.where },
+    orderBy: { type: new GraphQLList(new GraphQLNonNull(filters.order)) },
+  };
+}
+
+/**
+ * One connection page of `entry` for these arguments; `also` adds requirements the field itself
+ * sets (a reverse relation: the referring index holds the target's name).
+ */
+export function resolveConnection(entry: ModelEntry, args: Record<string, unknown>, ctx: GraphQLContext, info: GraphQLResolveInfo, also: Requirement[] = []) {
+  const { labels, fields } = buildWhereTypes(entry.model).requirements(args.where);
+  return listConnection({ caller: ctx.caller, authorizer: ctx.authorizer }, entry, {
+    labels,
+    fields: [...fields, ...also],
+    sort: (args.orderBy ?? []) as SortSpec[],
+    first: args.first as number | null | undefined,
+    after: args.after as string | null | undefined,
+    last: args.last as number | null | undefined,
+    before: args.before as string | null | undefined,
+    total: selects(info, 'totalCount'),
+  });
+}
+
 export interface ConnectionField {
   field: GraphQLFieldConfig<unknown, GraphQLContext>;
 }
@@ -94,27 +127,8 @@ export function connectionField(entry: ModelEntry, node: GraphQLOutputType): Con
   const field: GraphQLFieldConfig<unknown, GraphQLContext> = {
     type: nonNull(connection),
     description: `Pages of ${model.plural} (${model.apiVersion}) by cursor. first (default 20) or last: 1–1000; first with after, last with before.`,
-    args: {
-      first: { type: GraphQLInt, description: 'Page size from the start or after `after` (1–1000; 20 when neither first nor last is given).' },
-      after: { type: GraphQLString, description: 'A cursor of this field, from the same where and orderBy.' },
-      last: { type: GraphQLInt, description: 'Page size from the end or before `before` (1–1000).' },
-      before: { type: GraphQLString, description: 'A cursor of this field, from the same where and orderBy.' },
-      where: { type: filters.where },
-      orderBy: { type: new GraphQLList(new GraphQLNonNull(filters.order)) },
-    },
-    resolve: async (_src, args, ctx, info) => {
-      const { labels, fields } = filters.requirements(args.where);
-      return listConnection({ caller: ctx.caller, authorizer: ctx.authorizer }, entry, {
-        labels,
-        fields,
-        sort: (args.orderBy ?? []) as SortSpec[],
-        first: args.first as number | null | undefined,
-        after: args.after as string | null | undefined,
-        last: args.last as number | null | undefined,
-        before: args.before as string | null | undefined,
-        total: selects(info, 'totalCount'),
-      });
-    },
+    args: connectionArgs(filters),
+    resolve: (_src, args, ctx, info) => resolveConnection(entry, args, ctx, info),
   };
   return { field };
 }

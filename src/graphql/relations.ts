@@ -11,13 +11,18 @@
  *
  * `checkRelations` refuses a model whose reference is malformed, names an unknown model, takes
  * a field name its type already has, or asks for `reverse` over an unindexed property (the
- * plugin FAILS with the reason). The `reverse` connection itself is not served yet (see
- * docs/API.md §13); its declaration is checked so that turning it on later refuses nothing new.
+ * plugin FAILS with the reason).
+ *
+ * `reverse: name` adds to the target's type a connection field `name` (the arguments of a
+ * connection) listing the referring objects whose indexed property holds the target's name,
+ * under the referring model's `list` rule. Each target object needs its own keyset page (Relay
+ * cursors per target), so it costs one store query per target object it is resolved on; the
+ * cost limit (cost.ts) multiplies by the outer page's `first`, bounding how many run.
  *
  * The fields are added when a schema is built (`addRelations`), not with each model's cached
  * types: a reference joins two models' types, and either model may be re-registered alone.
  */
-import { GraphQLList, GraphQLObjectType, GraphQLString, getNamedType, isListType, isNonNullType, type GraphQLField, type GraphQLFieldConfigMap, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import { GraphQLEnumType, GraphQLList, GraphQLObjectType, isInputType, GraphQLString, getNamedType, isListType, isNonNullType, type GraphQLField, type GraphQLFieldConfigMap, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import { ApiError, Forbidden } from '../errors/index.js';
 import type { ModelEntry } from '../operations/index.js';
@@ -25,6 +30,7 @@ import type { Model } from '../registry/model.js';
 import type { ApiObject } from '../store/object.js';
 import type { GraphQLContext } from './context.js';
 import { buildModelTypes, REF_EXTENSION } from './json-schema-types.js';
+import { connectionArgs, resolveConnection } from './connections.js';
 import { loadObject } from './loader.js';
 import { describeModel, GRAPHQL_NAME, typeName } from './naming.js';
 
@@ -142,7 +148,7 @@ export function checkRelations(models: readonly Model[], added: readonly Model[]
 /**
  * A `reverse` declaration of a served model: on the target's type, a connection field `field`
  * listing the `source` objects whose index `index` (over the referring property) holds the
- * target's name, under the source model's `list` rule. For the connection builder; not served yet.
+ * target's name, under the source model's `list` rule (added by `addRelations`).
  */
 export interface ReverseRelation {
   target: ModelEntry;
@@ -217,6 +223,32 @@ export function addRelations(schema: GraphQLSchema, entries: readonly ModelEntry
             },
           };
     }
+  }
+  for (const rev of reverseRelations(entries)) {
+    const sourceType = typeName(rev.source.model);
+    const connection = schema.getType(`${sourceType}Connection`);
+    const where = schema.getType(`${sourceType}Where`);
+    const order = schema.getType(`${sourceType}Order`);
+    if (!(connection instanceof GraphQLObjectType) || !isInputType(where) || !(order instanceof GraphQLEnumType)) continue;
+    const targetType = typeName(rev.target.model);
+    let fields = added.get(targetType);
+    if (!fields) added.set(targetType, (fields = {}));
+    const { source, index } = rev;
+    fields[rev.field] = {
+      type: connection,
+      description: `The ${source.model.plural} (${source.model.apiVersion}) whose ${index} names this object (x-svc-ref reverse), as a connection; under the list rule of ${source.model.plural} (denied: null with a FORBIDDEN error). One store query per object this field is resolved on.`,
+      args: connectionArgs({ where, order }),
+      resolve: async (src, args, ctx, info) => {
+        const name = (src.metadata as { name?: unknown } | undefined)?.name;
+        if (typeof name !== 'string') return null;
+        try {
+          return await resolveConnection(source, args, ctx, info, [{ key: index, op: 'in', values: [name] }]);
+        } catch (e) {
+          if (e instanceof ApiError && (e.status === 401 || e.status === 403)) throw new Forbidden(e.message);
+          throw e;
+        }
+      },
+    };
   }
   if (added.size === 0) return schema;
   return mapSchema(schema, {

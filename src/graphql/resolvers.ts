@@ -27,6 +27,7 @@ import { createEventStream } from '../watch/event-stream.js';
 import { inputToJson } from './json-schema-types.js';
 import { watchEventError } from './errors.js';
 import type { Me, WatchEventType } from './generated/types.js';
+import type { WhereTypes } from './where.js';
 
 type Args = Record<string, unknown>;
 type Resolver = GraphQLFieldResolver<unknown, GraphQLContext, Args>;
@@ -68,6 +69,7 @@ export interface ModelResolvers {
 export function modelResolvers(
   entry: ModelEntry,
   inputs: { object: GraphQLInputType; status: GraphQLInputType },
+  whereRequirements: WhereTypes['requirements'],
 ): ModelResolvers {
   const body = (v: unknown) => inputToJson(inputs.object, v);
   return {
@@ -103,6 +105,8 @@ export function modelResolvers(
       async subscribe(_src, args, ctx) {
         // Same operation and feed as REST watch. The queue is bounded: a subscriber that falls
         // that far behind gets an ERROR (503) and its subscription ends, releasing its memory.
+        // Bad `where` values are refused here, before the subscription opens (BAD_REQUEST).
+        const where = args.where === null || args.where === undefined ? undefined : whereRequirements(args.where);
         const stream = createEventStream<WatchEvent>({
           maxQueued: 1000,
           onOverflow: () => ({
@@ -114,6 +118,7 @@ export function modelResolvers(
         const prepared = await prepareWatch(opContext(ctx), entry, {
           labelSelector: strings(args.labelSelector),
           fieldSelector: strings(args.fieldSelector),
+          where,
           resourceVersion: optional(args.resourceVersion as string | null),
           // Periodic BOOKMARKs as always on subscriptions (REST asks with allowWatchBookmarks).
           bookmarks: true,

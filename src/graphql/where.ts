@@ -119,8 +119,16 @@ interface Tree {
   children: Map<string, Tree>;
 }
 
-/** The typed filter and order of a model. */
+const cache = new WeakMap<Model, WhereTypes>();
+
+/** The typed filter and order of a model (one instance per model: connections and subscriptions share it). */
 export function buildWhereTypes(model: Model): WhereTypes {
+  let types = cache.get(model);
+  if (!types) cache.set(model, (types = whereTypes(model)));
+  return types;
+}
+
+function whereTypes(model: Model): WhereTypes {
   const type = typeName(model);
   const entries = entriesOf(model);
   const root: Tree = { children: new Map() };

@@ -21,6 +21,7 @@ import { watchScope, type WatchScope } from '../watch/rules.js';
 import type { WatchStream } from '../watch/stream.js';
 import { attributesFor, present, storeFailure } from './common.js';
 import { planList, runList } from './list.js';
+import { planRequirements } from './list-page.js';
 import type { ModelEntry, OperationContext, PreparedWatch, WatchOptions, WatchSink } from './types.js';
 
 /** Authorizes `watch` on the collection; throws Forbidden unless some objects may be watched. */
@@ -56,7 +57,11 @@ export async function prepareWatch(ctx: OperationContext, entry: ModelEntry, opt
   try {
     const only = await authorizeWatch(ctx, entry);
     // Validates selectors against the indexes exactly as list does (400 on bad input).
-    const query = planList(entry, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+    const selected = planList(entry, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+    // A typed `where` (GraphQL) is planned as a connection's, so events match as its pages do.
+    const query = opts.where
+      ? { ...selected, where: [...selected.where, ...planRequirements(entry, opts.where.labels, opts.where.fields, []).where] }
+      : selected;
     checkResumePoint(opts.resourceVersion);
     return {
       async start(sink) {

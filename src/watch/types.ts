@@ -3,12 +3,18 @@
  * where a started watch delivers (WatchSink) and the two-step handle the watch verb returns
  * (PreparedWatch: refusals happen before a transport accepts a connection).
  */
+import type { Requirement } from '../query/types.js';
 import type { ApiObject } from '../store/object.js';
 import type { WatchEventType } from '../store/types.js';
 
 export interface WatchOptions {
   labelSelector?: string[];
   fieldSelector?: string[];
+  /**
+   * Typed requirements (a GraphQL subscription's `where`, graphql/where.ts), ANDed with the
+   * selectors and planned as a connection's are (operations/list-page.ts `planRequirements`).
+   */
+  where?: { labels: Requirement[]; fields: Requirement[] };
   /**
    * Resume after this change-feed position; without it, ADDED for every current match first,
    * then the BOOKMARK that ends the initial events (./encode.ts `initialEventsEnd`).

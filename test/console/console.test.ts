@@ -411,6 +411,32 @@ describe.each(STORES)('console in Chromium (%s)', (store) => {
     expect(page.errors).toEqual([]);
   });
 
+  it('shows a reference (x-svc-ref) as a link that opens the named object', async () => {
+    const DEALS = '/apis/crm.example.net/v1/deals';
+    const dealsPage = 'model:crm.example.net/v1/deals';
+    expect((await call(gw, 'POST', CRM_PEOPLE, { metadata: { name: 'ref-ada' }, spec: { email: 'ada@example.test' } })).status).toBe(201);
+    expect((await call(gw, 'POST', CRM_PEOPLE, { metadata: { name: 'ref-bob' }, spec: { email: 'bob@example.test' } })).status).toBe(201);
+    const deal = { metadata: { name: 'ref-deal' }, spec: { title: 'Linked', contact: 'ref-ada', watchers: ['ref-bob', 'ref-ada'] } };
+    expect((await call(gw, 'POST', DEALS, deal)).status).toBe(201);
+    const page = await browser.page();
+    await signIn(page, gw.url, ADMIN.username, ADMIN.password);
+    await page.click(`a[data-route="${dealsPage}"]`);
+    const row = page.locator('[data-object-name="ref-deal"]');
+    await visible(row);
+    const contact = row.locator('a[data-ref="spec.contact"]');
+    await visible(contact);
+    expect(await contact.innerText()).toBe('ref-ada');
+    expect(await contact.getAttribute('href')).toBe(`/console/${MODEL.crm}?name=ref-ada`);
+    // An array of references: one link per name, in order.
+    expect(await row.locator('a[data-ref="spec.watchers"]').allInnerTexts()).toEqual(['ref-bob', 'ref-ada']);
+    await contact.click();
+    await visible(page.locator(`[data-page="${MODEL.crm}"] [data-object-name="ref-ada"]`));
+    expect(page.url()).toBe(`${gw.url}/console/${MODEL.crm}?name=ref-ada`);
+    await count(page.locator(`[data-page="${MODEL.crm}"] [data-object-name]`), 1);
+    expect(await page.locator('[name="fieldSelector"]').inputValue()).toBe('metadata.name=ref-ada');
+    expect(page.errors).toEqual([]);
+  });
+
   it('shows a model page to users who may list the model, with the create button only for those who may create it', async () => {
     expect((await call(gw, 'POST', POSTS, { metadata: { name: 'editor-sees' }, spec: { title: 'Seen', slug: 'seen' } })).status).toBe(201);
     // May list posts, not create them: the page and its rows, no create, edit or delete.

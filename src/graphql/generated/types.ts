@@ -869,6 +869,19 @@ export type CrmExampleNetV1Person = Node & {
   metadata?: Maybe<ObjectMeta>;
   spec?: Maybe<CrmExampleNetV1PersonSpec>;
   status?: Maybe<Scalars['JSON']['output']>;
+  /** The deals (crm.example.net/v1) whose spec.contact names this object (x-svc-ref reverse), as a connection; under the list rule of deals (denied: null with a FORBIDDEN error). One store query per object this field is resolved on. */
+  deals?: Maybe<CrmExampleNetV1DealConnection>;
+};
+
+
+/** Person (crm.example.net/v1). */
+export type CrmExampleNetV1PersonDealsArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  where?: InputMaybe<CrmExampleNetV1DealWhere>;
+  orderBy?: InputMaybe<Array<CrmExampleNetV1DealOrder>>;
 };
 
 export type CrmExampleNetV1PersonSpec = {
@@ -1680,6 +1693,7 @@ export type Subscription = {
 export type SubscriptionCore_V1alpha1_WatchRolesArgs = {
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  where?: InputMaybe<CoreV1alpha1RoleWhere>;
   resourceVersion?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -1687,6 +1701,7 @@ export type SubscriptionCore_V1alpha1_WatchRolesArgs = {
 export type SubscriptionCore_V1alpha1_WatchRolebindingsArgs = {
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  where?: InputMaybe<CoreV1alpha1RoleBindingWhere>;
   resourceVersion?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -1694,6 +1709,7 @@ export type SubscriptionCore_V1alpha1_WatchRolebindingsArgs = {
 export type SubscriptionCore_V1alpha1_WatchUsersArgs = {
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  where?: InputMaybe<CoreV1alpha1UserWhere>;
   resourceVersion?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -1701,6 +1717,7 @@ export type SubscriptionCore_V1alpha1_WatchUsersArgs = {
 export type SubscriptionContentSvcRun_V1alpha1_WatchPostsArgs = {
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  where?: InputMaybe<ContentSvcRunV1alpha1PostWhere>;
   resourceVersion?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -1708,6 +1725,7 @@ export type SubscriptionContentSvcRun_V1alpha1_WatchPostsArgs = {
 export type SubscriptionCrmExampleNet_V1_WatchDealsArgs = {
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  where?: InputMaybe<CrmExampleNetV1DealWhere>;
   resourceVersion?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -1715,6 +1733,7 @@ export type SubscriptionCrmExampleNet_V1_WatchDealsArgs = {
 export type SubscriptionCrmExampleNet_V1_WatchPeopleArgs = {
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  where?: InputMaybe<CrmExampleNetV1PersonWhere>;
   resourceVersion?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -1722,6 +1741,7 @@ export type SubscriptionCrmExampleNet_V1_WatchPeopleArgs = {
 export type SubscriptionPeopleExampleCom_V1alpha1_WatchPersonsArgs = {
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  where?: InputMaybe<PeopleExampleComV1alpha1PersonWhere>;
   resourceVersion?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -1729,6 +1749,7 @@ export type SubscriptionPeopleExampleCom_V1alpha1_WatchPersonsArgs = {
 export type SubscriptionPluginSvcRun_V1alpha1_WatchPluginsArgs = {
   labelSelector?: InputMaybe<Array<Scalars['String']['input']>>;
   fieldSelector?: InputMaybe<Array<Scalars['String']['input']>>;
+  where?: InputMaybe<PluginSvcRunV1alpha1PluginWhere>;
   resourceVersion?: InputMaybe<Scalars['String']['input']>;
 };
 
