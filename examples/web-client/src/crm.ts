@@ -33,17 +33,19 @@ export async function bigDeals(
 }
 
 /**
- * Calls `onEvent` for every change after `resourceVersion` to the deals the field selector
- * matches (all without one), each with its contact; returns the unsubscribe.
+ * Calls `onEvent` for every change to a deal of at least `minAmount` after `resourceVersion`,
+ * with the same `where` as `bigDeals` (a deal whose amount rises past it arrives as ADDED, one
+ * that falls below as DELETED), each with its contact; returns the unsubscribe.
  */
-export function watchDeals(
+export function watchBigDeals(
   apollo: ApolloClient,
-  opts: { selector?: string[]; resourceVersion?: string },
+  minAmount: number,
+  resourceVersion: string | undefined,
   onEvent: (event: DealEvent) => void,
   onError: (error: Error) => void = () => {},
 ): () => void {
   const subscription = apollo
-    .subscribe({ query: DealChangesDocument, variables: opts })
+    .subscribe({ query: DealChangesDocument, variables: { minAmount, resourceVersion } })
     .subscribe({
       next: ({ data, error }) => (error ? onError(error) : data && onEvent(data.crmExampleNet_v1_watchDeals)),
       error: onError,

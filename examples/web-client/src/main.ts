@@ -5,7 +5,7 @@
  * http://127.0.0.1:8090) and a personal access token in sessionStorage under `svc.token`.
  */
 import { createCrmClient } from './client.js';
-import { bigDeals, watchDeals, type Deal } from './crm.js';
+import { bigDeals, watchBigDeals, type Deal } from './crm.js';
 
 const MIN_AMOUNT = 1000;
 const list = document.querySelector('#deals') as HTMLUListElement;
@@ -30,11 +30,10 @@ function render(): void {
 const { deals, resourceVersion } = await bigDeals(apollo, MIN_AMOUNT);
 for (const d of deals) shown.set(d.metadata!.name, d);
 render();
-// Every deal's changes: a field selector has no range, so the page keeps the big ones itself.
-watchDeals(apollo, { resourceVersion }, (event) => {
+watchBigDeals(apollo, MIN_AMOUNT, resourceVersion, (event) => {
   const deal = event.object;
   if (!deal?.metadata) return; // a BOOKMARK
-  if (event.type === 'DELETED' || (deal.spec?.amount ?? 0) < MIN_AMOUNT) shown.delete(deal.metadata.name);
+  if (event.type === 'DELETED') shown.delete(deal.metadata.name);
   else shown.set(deal.metadata.name, deal);
   render();
 });
