@@ -9,7 +9,7 @@
  *   POST /apis/console.api.people.example.com/v1alpha1/imports   NDJSON body, read as a stream,
  *                                                                 one create per line
  */
-import type { PluginModule } from 'svc-gateway/plugin';
+import type { PluginCode } from 'svc-gateway/plugin';
 
 const BASE = '/apis/console.api.people.example.com/v1alpha1';
 const PAGE = 100;
@@ -44,7 +44,7 @@ export default {
           },
         },
       },
-      async handler(_request: Request, ctx: any) {
+      async handler(_request: Request, ctx) {
         const byGender: Record<string, number> = {};
         for (const g of ['MALE', 'FEMALE']) {
           byGender[g] = (await ctx.client.list('persons', { fieldSelector: [`spec.gender=${g}`], size: 1 })).total;
@@ -56,7 +56,7 @@ export default {
     {
       method: 'GET',
       path: `${BASE}/exports`,
-      async handler(_request: Request, ctx: any) {
+      async handler(_request: Request, ctx) {
         // Authorize (and fail with 403) before the 200 goes out.
         await ctx.client.list('persons', { size: 1 });
         let page = 1;
@@ -103,7 +103,7 @@ export default {
           },
         },
       },
-      async handler(request: Request, ctx: any) {
+      async handler(request: Request, ctx) {
         if (!request.body) return json(400, { title: 'Bad Request', status: 400, detail: 'an NDJSON body is required' });
         const created: string[] = [];
         const errors: { line: number; detail: string }[] = [];
@@ -134,4 +134,4 @@ export default {
       },
     },
   ],
-} satisfies PluginModule;
+} satisfies PluginCode;

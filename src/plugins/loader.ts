@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { ModelDeclaration } from '../registry/model.js';
 import type { Registry } from '../registry/registry.js';
 import { loadCode } from './code-loader.js';
+import type { GraphQLExtension } from './graphql-extension.js';
 import { readManifest, type PluginManifest } from './manifest.js';
 
 export const PLATFORM_PLUGINS_DIR = join(import.meta.dirname, 'platform');
@@ -39,6 +40,8 @@ export interface DiscoveredPlugin {
   manifest: PluginManifest;
   dir: string;
   models: ModelDeclaration[];
+  /** The code entry's custom GraphQL fields (printed with the schema by scripts/print-schema.ts). */
+  graphql?: GraphQLExtension;
 }
 
 /** Manifest and models (manifest + code) of every plugin in the plugins folder (or the platform's). */
@@ -48,7 +51,7 @@ export async function discoverPlugins(pluginsDir: string, opts: { platform?: boo
     if (platform !== (opts.platform ?? false)) continue;
     const manifest = await readManifest(join(dir, 'plugin.yaml'));
     const code = await loadCode(dir);
-    out.push({ manifest, dir, models: [...manifest.models, ...(code?.models ?? [])] });
+    out.push({ manifest, dir, models: [...manifest.models, ...(code?.models ?? [])], graphql: code?.graphql });
   }
   return out;
 }

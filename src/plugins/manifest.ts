@@ -38,12 +38,36 @@ export interface ConsoleRoute {
   managePermissions: string[];
 }
 
+/**
+ * plugin.yaml as its author writes it (parseManifest reads it into a PluginManifest, filling in
+ * the defaults). Exported to plugin authors as `svc-gateway/plugin` (plugins/public-types.ts).
+ */
+export interface PluginManifestDocument {
+  apiVersion: typeof PLUGIN_API_VERSION;
+  kind: 'Plugin';
+  metadata: { name: string };
+  spec?: {
+    /** Compared part by part (1.10.0 > 1.9.0). Default 0.0.0. */
+    version?: string;
+    displayName?: string;
+    description?: string;
+    /** Plugins that must be started before this one. */
+    requires?: string[];
+    /** false: found, but left stopped. Default true. */
+    enabled?: boolean;
+    models?: ModelDeclaration[];
+    console?: { routes?: (Pick<ConsoleRoute, 'name' | 'resource'> & Partial<Pick<ConsoleRoute, 'title' | 'permissions' | 'managePermissions'>>)[] };
+  };
+}
+
+type SpecKey = keyof NonNullable<PluginManifestDocument['spec']>;
+
 /** A plugin that can't be loaded or started; the message names the file (and document). */
 export class PluginError extends Error {
   override name = 'PluginError';
 }
 
-const SPEC_KEYS = new Set(['version', 'displayName', 'description', 'requires', 'models', 'enabled', 'console']);
+const SPEC_KEYS = new Set<SpecKey>(['version', 'displayName', 'description', 'requires', 'models', 'enabled', 'console']);
 const ROUTE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** Names the console's own routes take. */
 const BUILTIN_ROUTES = new Set(['users', 'roles', 'plugins', 'login', 'forbidden']);
@@ -98,7 +122,7 @@ export function parseManifest(text: string, file: string): PluginManifest {
   const spec = doc.spec === undefined ? {} : doc.spec;
   if (!isPlainObject(spec)) throw new PluginError(`${file}: spec must be a mapping`);
   for (const k of Object.keys(spec)) {
-    if (!SPEC_KEYS.has(k)) throw new PluginError(`${file}: spec.${k} is not a manifest field (${[...SPEC_KEYS].join(', ')})`);
+    if (!SPEC_KEYS.has(k as SpecKey)) throw new PluginError(`${file}: spec.${k} is not a manifest field (${[...SPEC_KEYS].join(', ')})`);
   }
   const str = (field: string, fallback: string): string => {
     const v = spec[field];
