@@ -38,6 +38,7 @@ const cases: [string, Record<string, unknown>][] = [
   ['team (1/10), sort spec.name, page 1', { labelSelector: [`${TEAM_LABEL}=team-3`], sort: ['spec.name,asc'], page: 1, size: 20 }],
   ['bench list: spec.name + team (0.2 %), sort spec.name', { fieldSelector: [`spec.name=${q0.name}`], labelSelector: [`${TEAM_LABEL}=${q0.team}`], sort: ['spec.name,asc'], page: 1, size: 20 }],
   ['spec.name in 3 names (1.2 %) + tier, sort spec.name', { fieldSelector: [`spec.name in (${NAMES.slice(0, 3).join(',')})`], labelSelector: [`${TIER}=tier-1`], sort: ['spec.name,asc'], page: 1, size: 20 }],
+  ['spec.name (0.4 %) + tier notin, sort spec.name', { fieldSelector: [`spec.name=${q0.name}`], labelSelector: [`${TIER} notin (tier-2)`], sort: ['spec.name,asc'], page: 1, size: 20 }],
   ['no filter, sort spec.name, page 1', { sort: ['spec.name,asc'], page: 1, size: 20 }],
 ];
 for (const [label, params] of cases) {

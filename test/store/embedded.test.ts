@@ -214,6 +214,17 @@ describe('embedded store specifics', () => {
       expect(page.total).toBe(6);
       expect(names(page)).toEqual(expected.slice(offset, offset + 4));
     }
+    // A lone selective `in` beside requirements it doesn't drive is bounded the same way: one
+    // query yields the page and the total (no count pass first).
+    const lone = (offset: number) => query([twelve, req('spec.color', 'notin', ['red'])], [ts], offset, 3);
+    expect(plan(lone(0)).every).toBe(true);
+    const loneAll = (await ms.list(query(lone(0).where, [ts]))).items.map((o) => o.metadata.name);
+    expect(loneAll).toHaveLength(8); // s-1 … s-12 without the red ones (i % 3 === 0)
+    for (const offset of [0, 3, 6, 9]) {
+      const page = await ms.list(lone(offset));
+      expect(page.total).toBe(8);
+      expect(names(page)).toEqual(loneAll.slice(offset, offset + 3));
+    }
   });
 
   it('a page\'s exact total is counted from indexes only: along the side table when a selector drives, never reading an object row', async () => {

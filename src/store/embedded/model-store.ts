@@ -487,7 +487,10 @@ export class EmbeddedModelStore implements ModelStore {
     // wins even at that bound, the page is driven whatever the total: driving reads and sorts
     // every match for any page, so the query reads every match's row id, and their number is
     // the total (no count first).
-    const { rows } = choose();
+    // A lone candidate was not counted: with other requirements to probe, bound its rows (at most
+    // DRIVE_EVERY + 1 index entries) rather than count the matches and then drive over them again.
+    const c = choose();
+    const rows = c.rows ?? (c.driver && q.where.length > 1 ? this.sideRows(c.driver, DRIVE_EVERY + 1) : undefined);
     if (rows !== undefined && rows <= DRIVE_EVERY && drives(rows)) {
       const w = this.compileWhere(q.where, driver());
       const sql = `SELECT o.rowid FROM ${this.o} AS o${w.where} ORDER BY ${orderBy}`;
