@@ -214,6 +214,57 @@ describe('embedded store specifics', () => {
       expect(page.total).toBe(6);
       expect(names(page)).toEqual(expected.slice(offset, offset + 4));
     }
+    // A lone selective `in` beside requirements it doesn't drive is bounded the same way: one
+    // query yields the page and the total (no count pass first).
+    const lone = (offset: number) => query([twelve, req('spec.color', 'notin', ['red'])], [ts], offset, 3);
+    expect(plan(lone(0)).every).toBe(true);
+    const loneAll = (await ms.list(query(lone(0).where, [ts]))).items.map((o) => o.metadata.name);
+    expect(loneAll).toHaveLength(8); // s-1 … s-12 without the red ones (i % 3 === 0)
+    for (const offset of [0, 3, 6, 9]) {
+      const page = await ms.list(lone(offset));
+      expect(page.total).toBe(8);
+      expect(names(page)).toEqual(loneAll.slice(offset, offset + 3));
+    }
+  });
+
+  it('a page\'s exact total is counted from indexes only: along the side table when a selector drives, never reading an object row', async () => {
+    const store = await openStore(await tempDir());
+    const ms = internals(await store.model(makeModel()));
+    for (let i = 0; i < 300; i++) {
+      await ms.create(
+        widget(`c-${String(i).padStart(3, '0')}`, { tags: [`t${i % 5}`, `t${i % 3}`], ...(i % 4 ? { color: ['red', 'blue', 'green'][i % 3]! } : {}) }, {
+          labels: i % 2 ? { app: 'web' } : { app: 'db' },
+        }),
+      );
+    }
+    const web = req('metadata.labels', 'in', ['app=web']);
+    const tags = req('spec.tags', 'in', ['t1', 't4']);
+    const cases: { where: IndexRequirement[]; alongSide: boolean }[] = [
+      { where: [web], alongSide: true },
+      { where: [tags], alongSide: true },
+      { where: [web, tags], alongSide: true },
+      { where: [web, req('spec.color', 'exists')], alongSide: true },
+      { where: [web, req('spec.color', 'notexists'), req('spec.tags', 'notin', ['t2'])], alongSide: true },
+      { where: [web, req('metadata.name', 'gt', ['c-100']), req('spec.color', 'gte', ['green'])], alongSide: true },
+      { where: [req('spec.color', 'exists')], alongSide: false },
+      { where: [req('metadata.labels', 'notin', ['app=web'])], alongSide: false },
+    ];
+    for (const { where, alongSide } of cases) {
+      const plan = ms.explainCount(where);
+      const text = plan.join('\n');
+      // The object table is only ever read through a covering index (name or sort column);
+      // a SEARCH/SCAN of it otherwise, or by row id, reads the object rows.
+      for (const line of plan.filter((l) => /^(SEARCH|SCAN) o\b/.test(l.trim()))) expect(line, text).toMatch(/USING COVERING INDEX/);
+      expect(plan.filter((l) => /^SCAN (o|i_\d+)$/.test(l.trim())), text).toEqual([]);
+      if (alongSide) {
+        expect(text, text).toMatch(/^SEARCH d USING PRIMARY KEY \(k=\? AND value=\?/m);
+        expect(text, text).not.toMatch(/\bo\b/);
+      }
+      // and the count is the number of matches of the unpaged list
+      const all = await ms.list(query(where));
+      const page = await ms.list(query(where, [], 0, 2));
+      expect(page.total, text).toBe(all.items.length);
+    }
   });
 
   it('a keyset page is read from the sort index at its key: an index range per branch, no sort, no scan of the rows before it', async () => {

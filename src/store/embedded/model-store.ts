@@ -487,7 +487,10 @@ export class EmbeddedModelStore implements ModelStore {
     // wins even at that bound, the page is driven whatever the total: driving reads and sorts
     // every match for any page, so the query reads every match's row id, and their number is
     // the total (no count first).
-    const { rows } = choose();
+    // A lone candidate was not counted: with other requirements to probe, bound its rows (at most
+    // DRIVE_EVERY + 1 index entries) rather than count the matches and then drive over them again.
+    const c = choose();
+    const rows = c.rows ?? (c.driver && q.where.length > 1 ? this.sideRows(c.driver, DRIVE_EVERY + 1) : undefined);
     if (rows !== undefined && rows <= DRIVE_EVERY && drives(rows)) {
       const w = this.compileWhere(q.where, driver());
       const sql = `SELECT o.rowid FROM ${this.o} AS o${w.where} ORDER BY ${orderBy}`;
@@ -498,18 +501,40 @@ export class EmbeddedModelStore implements ModelStore {
     return { ...page(probe), total };
   }
 
-  /** Number of matches; a lone `in` is counted from the side table alone. */
+  /**
+   * Number of matches, from indexes only: with a side-table `in` to drive from, along its
+   * side-table rows, each other requirement probed by name (side table, or the object table's
+   * name index for name terms), so no object row is read (an object row lookup per match cost
+   * about 3× the count itself); without one, over the object table's indexes (name or sort
+   * column: covering). An object holding several of the driving values has several rows, hence
+   * DISTINCT.
+   */
   private count(reqs: IndexRequirement[], driver: () => IndexRequirement | undefined = () => this.pickDriver(reqs).driver): number {
-    const r = reqs[0];
-    if (reqs.length === 1 && r!.op === 'in' && r!.index !== NAME_INDEX && r!.values.length) {
-      const marks = r!.values.map(() => '?').join(', ');
-      // An object holding several of the values has several rows, hence DISTINCT.
-      const what = r!.values.length > 1 ? 'DISTINCT name' : '*';
-      const sql = `SELECT COUNT(${what}) FROM ${this.i} WHERE k = ${this.secondary(r!.index).k} AND value IN (${marks})`;
-      return this.stmts.get(sql, true).get(...r!.values) as number;
+    const { sql, params } = this.countQuery(reqs, driver());
+    return this.stmts.get(sql, true).get(...params) as number;
+  }
+
+  private countQuery(reqs: IndexRequirement[], d: IndexRequirement | undefined): { sql: string; params: unknown[] } {
+    if (!d) {
+      const w = this.compileWhere(reqs, undefined);
+      return { sql: `SELECT COUNT(*) FROM ${this.o} AS o${w.where}`, params: w.params };
     }
-    const w = this.compileWhere(reqs, driver());
-    return this.stmts.get(`SELECT COUNT(*) FROM ${this.o} AS o${w.where}`, true).get(...w.params) as number;
+    const marks = d.values.map(() => '?').join(', ');
+    const w = this.compileWhere(reqs.filter((r) => r !== d), 'probe', 'd.name');
+    const what = d.values.length > 1 ? 'DISTINCT d.name' : '*';
+    const more = w.where ? ` AND ${w.where.slice(' WHERE '.length)}` : '';
+    const sql = `SELECT COUNT(${what}) FROM ${this.i} AS d WHERE d.k = ${this.secondary(d.index).k} AND d.value IN (${marks})${more}`;
+    return { sql, params: [...d.values, ...w.params] };
+  }
+
+  /** SQLite's plan for the count of matches of `where` (diagnostics and tests). */
+  explainCount(where: IndexRequirement[]): string[] {
+    return guard(() =>
+      this.readTx(() => {
+        const { sql, params } = this.countQuery(where, this.pickDriver(where).driver);
+        return (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+      }),
+    );
   }
 
   private secondary(index: string): SecondaryIndex {
@@ -526,8 +551,9 @@ export class EmbeddedModelStore implements ModelStore {
    * other one is probed; 'probe': every one is probed.
    * SQLite has no per-value statistics for the side table, so it would drive from whichever
    * `IN (SELECT …)` comes first; the caller drives from the smallest instead.
+   * `name`: the column naming the object (`d.name` when counting along the side table, countQuery).
    */
-  private compileWhere(reqs: IndexRequirement[], driver: IndexRequirement | 'probe' | undefined): { where: string; params: string[] } {
+  private compileWhere(reqs: IndexRequirement[], driver: IndexRequirement | 'probe' | undefined, name = 'o.name'): { where: string; params: string[] } {
     const conds: string[] = [];
     const params: string[] = [];
     const probe = driver === 'probe';
@@ -540,13 +566,13 @@ export class EmbeddedModelStore implements ModelStore {
           continue;
         }
         const marks = r.values.map(() => '?').join(', ');
-        if (r.index === NAME_INDEX) conds.push(`o.name ${negate ? 'NOT IN' : 'IN'} (${marks})`);
+        if (r.index === NAME_INDEX) conds.push(`${name} ${negate ? 'NOT IN' : 'IN'} (${marks})`);
         else {
           const k = this.secondary(r.index).k;
           conds.push(
             probe || (driver !== undefined && r !== driver)
-              ? `${negate ? 'NOT EXISTS' : 'EXISTS'} (SELECT 1 FROM ${this.i} WHERE k = ${k} AND value IN (${marks}) AND name = o.name)`
-              : `o.name ${negate ? 'NOT IN' : 'IN'} (SELECT name FROM ${this.i} WHERE k = ${k} AND value IN (${marks}))`,
+              ? `${negate ? 'NOT EXISTS' : 'EXISTS'} (SELECT 1 FROM ${this.i} WHERE k = ${k} AND value IN (${marks}) AND name = ${name})`
+              : `${name} ${negate ? 'NOT IN' : 'IN'} (SELECT name FROM ${this.i} WHERE k = ${k} AND value IN (${marks}))`,
           );
         }
         params.push(...r.values);
@@ -554,7 +580,7 @@ export class EmbeddedModelStore implements ModelStore {
         const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[r.op];
         const bound = r.values[0];
         if (r.index === NAME_INDEX) {
-          conds.push(`o.name ${op} ?`);
+          conds.push(`${name} ${op} ?`);
           params.push(bound ?? '');
           continue;
         }
@@ -566,13 +592,15 @@ export class EmbeddedModelStore implements ModelStore {
           continue;
         }
         const test = ix.numeric ? `svc_num(value) ${op} ${Number(n)}` : `value ${op} ?`;
-        conds.push(`EXISTS (SELECT 1 FROM ${this.i} WHERE k = ${ix.k} AND name = o.name AND ${test})`);
+        conds.push(`EXISTS (SELECT 1 FROM ${this.i} WHERE k = ${ix.k} AND name = ${name} AND ${test})`);
         if (!ix.numeric) params.push(bound);
       } else if (r.index === NAME_INDEX) {
         if (r.op === 'notexists') conds.push('0'); // every object has a name
       } else {
-        const col = sortCol(this.secondary(r.index).k);
-        conds.push(`o.${col} ${r.op === 'exists' ? 'IS NOT NULL' : 'IS NULL'}`);
+        const ix = this.secondary(r.index);
+        if (name === 'o.name') conds.push(`o.${sortCol(ix.k)} ${r.op === 'exists' ? 'IS NOT NULL' : 'IS NULL'}`);
+        // Off the object table (counts): the object has side rows of the index exactly when it has a value.
+        else conds.push(`${r.op === 'exists' ? 'EXISTS' : 'NOT EXISTS'} (SELECT 1 FROM ${this.i} WHERE name = ${name} AND k = ${ix.k})`);
       }
     }
     return { where: conds.length ? ` WHERE ${conds.join(' AND ')}` : '', params };

@@ -89,7 +89,12 @@ export const SCAN_SPARE = 200;
  * 2 × the scan for find + count). There a page is read together with up to SCAN_SPARE objects
  * after it: if the matches end within them, their number is the total and no count is sent
  * (one scan instead of two); else the count follows. On MongoDB the page and the count are
- * two index scans, sent at once.
+ * two index scans, sent at once: `countDocuments` ($match, then a $group needing no field) needs
+ * no document field, so MongoDB's planner may answer it from the index alone (no FETCH) when one
+ * indexed predicate bounds it exactly (not checked here: the tests run FerretDB). Not one pass: `$facet` would sort the
+ * matches in memory (its sub-pipelines can't use the sort index), and FerretDB 1.24 implements
+ * neither `$facet`, `$setWindowFields` nor `$push`; its `count` command and
+ * `estimatedDocumentCount` scan like `countDocuments` (measured).
  */
 export async function runList(
   objects: Collection<StoredDoc>,
