@@ -11,15 +11,30 @@
  *    before (graphql-jit coerces variables itself; nothing has executed when it refuses them).
  * Subscriptions are not touched (graphql-ws and yoga subscribe with graphql-js).
  */
-import { isLeafType, Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type TypeNode } from 'graphql';
+import { getNamedType, isInputObjectType, isLeafType, Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type TypeNode } from 'graphql';
 import { getOperationAST, type ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 
+/** Whether an input type can hold itself (a Person input holding a Person), at any depth. */
+function recursiveInput(schema: GraphQLSchema, name: string, open = new Set<string>()): boolean {
+  const type = schema.getType(name);
+  if (!type) return true;
+  if (isLeafType(type)) return false;
+  if (!isInputObjectType(type) || open.has(name)) return true;
+  open.add(name);
+  for (const field of Object.values(type.getFields())) {
+    const inner = getNamedType(field.type);
+    if (!isLeafType(inner) && recursiveInput(schema, inner.name, open)) return true;
+  }
+  open.delete(name);
+  return false;
+}
+
 /**
  * graphql-jit expands recursive types eagerly and exhausts memory on recursive input types
- * (a Person input holding a Person, reachable from any non-leaf variable) and on introspection;
- * those stay on graphql-js.
+ * (a Person input holding a Person) and on introspection; those stay on graphql-js. Variables of
+ * input types that cannot hold themselves (a connection's `where`) compile.
  */
 function jitSafe(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): boolean {
   const text = document.loc?.source.body;
@@ -27,8 +42,7 @@ function jitSafe(schema: GraphQLSchema, document: DocumentNode, operation: Opera
   for (const v of operation.variableDefinitions ?? []) {
     let t: TypeNode = v.type;
     while (t.kind !== Kind.NAMED_TYPE) t = t.type;
-    const named = schema.getType(t.name.value);
-    if (!named || !isLeafType(named)) return false;
+    if (recursiveInput(schema, t.name.value)) return false;
   }
   return true;
 }
