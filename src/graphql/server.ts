@@ -1,25 +1,22 @@
 /**
  * The `/graphql` endpoint: graphql-yoga for GraphQL over HTTP (GET and POST, node-http.ts) and
- * graphql-ws on the same path for WebSocket, both through yoga's one envelop chain (schema,
+ * graphql-ws on the same path for WebSocket (ws-door.ts), both through yoga's one envelop chain (schema,
  * parse and validation cache, limits, graphql-jit, error masking, context, metrics, tracing).
  * The schema is rebuilt when the registry changes and swapped atomically: each request takes
  * the schema current when it starts and keeps it to the end.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { getOperationAST, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
 import { tracedGraphQL } from '../ops/tracing.js';
-import { handleProtocols, makeServer } from 'graphql-ws';
-import type { WebSocket } from 'ws';
 import type { Authenticate } from '../auth/authenticate.js';
-import { rejectUpgrade } from '../errors/http.js';
 import type { ModelEntry } from '../operations/index.js';
 import type { Authorizer, Caller } from '../security/authorizer.js';
 import type { Model } from '../registry/model.js';
 import { buildGatewaySchema, checkNames, type BuildOptions, type SchemaExtension } from './build-schema.js';
 import { graphQLContext, type GraphQLContext } from './context.js';
-import { connectionRefusal, maskError, outcomeCode, toGraphQLError, withoutHttp } from './errors.js';
+import { maskError, outcomeCode, toGraphQLError } from './errors.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { useJit } from './jit.js';
 import { useIntrospectionRule } from './introspection.js';
@@ -27,11 +24,8 @@ import { useDocumentCache } from './document-cache.js';
 import { checkRelations } from './relations.js';
 import { useCostLimit } from './cost.js';
 import { PersistedOperations, usePersistedOperations } from './persisted.js';
-import { httpHandler, operationArgs, validDocument } from './node-http.js';
-import { serveGraphQLWs } from '../net/graphql-ws-transport.js';
-import { SessionGuard } from './sessions.js';
-import { boundedWebSocketServer } from '../net/websocket.js';
-import { upgradeAuthorization } from '../net/browser.js';
+import { httpHandler } from './node-http.js';
+import { graphqlWsDoor } from './ws-door.js';
 import type { FieldOutcome } from '../ops/observer.js';
 import type { WatchHub } from '../watch/hub.js';
 import type { GatewayLimits } from '../limits.js';
@@ -262,119 +256,25 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
       useDocumentCache(),
     ],
     context: async (initial): Promise<GraphQLContext> => {
-      // WebSocket operations arrive with the caller resolved at connection time.
+      // WebSocket operations arrive with the caller of their socket (ws-door.ts); an HTTP
+      // request is authenticated here, from node's request or from yoga's Fetch request.
       const known = (initial as { caller?: Caller }).caller;
       const req = (initial as { req?: IncomingMessage }).req;
       if (known) return contextOf(known, req, false);
       try {
-        if (req) {
-          const caller = await authenticate(req.headers.authorization, { address: req.socket.remoteAddress });
-          return contextOf(caller, req, true);
-        }
-        const header = initial.request.headers.get('authorization') ?? undefined;
-        return graphQLContext(await authenticate(header), authorizer, watches, undefined, budget());
+        const header = req ? req.headers.authorization : (initial.request.headers.get('authorization') ?? undefined);
+        return contextOf(await authenticate(header, req && { address: req.socket.remoteAddress }), req, true);
       } catch (err) {
         throw toGraphQLError(err, { request: true });
       }
     },
   });
   logError = (err) => yoga.logger.error(err);
-  const getEnveloped = yoga.getEnveloped; // read once: see node-http.ts
-
-  // --- graphql-ws on the same path -------------------------------------------------------
-  const wss = boundedWebSocketServer({ handleProtocols, maxPayload: registry.limits.wsMessageBytes });
-  /** Caller from the upgrade request's Authorization header (when it had one). */
-  const upgradeCallers = new WeakMap<WebSocket, Caller>();
-  /** Caller of an acknowledged connection. */
-  const callers = new WeakMap<WebSocket, Caller>();
-  /** The envelop functions of each operation, keyed by its execution arguments. */
-  const engines = new WeakMap<ExecutionArgs, Pick<ReturnType<typeof yoga.getEnveloped>, 'execute' | 'subscribe'>>();
-  /** Open graphql-ws connections, with their running subscriptions (for shutdown). */
-  const connections = new Set<{ subscriptions: Record<string, unknown> }>();
-  /** Sockets whose credentials stop holding are closed (4401), checked as often as watches re-check. */
-  const sessions = new SessionGuard(() => watches?.settings.recheckMs ?? 1000);
-
-  const wsServer = serveGraphQLWs(
-    makeServer<Record<string, unknown> | undefined, { socket: WebSocket; request: IncomingMessage }>({
-      onConnect: async (ctx) => {
-        const param = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
-        try {
-          const caller =
-            typeof param === 'string'
-              ? await authenticate(param, { address: ctx.extra.request.socket.remoteAddress })
-              : (upgradeCallers.get(ctx.extra.socket) ?? (await authenticate(undefined)));
-          callers.set(ctx.extra.socket, caller);
-          sessions.track(ctx.extra.socket, caller);
-          connections.add(ctx);
-          return true;
-        } catch (err) {
-          const { code, reason } = connectionRefusal(err);
-          ctx.extra.socket.close(code, reason);
-          return false;
-        }
-      },
-      onSubscribe: async (ctx, _id, payload) => {
-        const caller = callers.get(ctx.extra.socket)!;
-        const revoked = await sessions.refusal(ctx.extra.socket, caller);
-        if (revoked) return revoked;
-        const enveloped = getEnveloped({
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params: payload,
-          caller,
-        });
-        let document;
-        try {
-          document = validDocument(enveloped, persisted.resolve(payload) ?? '');
-        } catch (err) {
-          return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error.')];
-        }
-        if (Array.isArray(document)) return document as readonly GraphQLError[];
-        const args = await operationArgs(enveloped, document as DocumentNode, payload);
-        engines.set(args, { execute: enveloped.execute, subscribe: enveloped.subscribe });
-        return args;
-      },
-      onClose: (ctx) => {
-        connections.delete(ctx);
-        sessions.untrack(ctx.extra.socket);
-      },
-      // Refusals carry their HTTP status for yoga; a WebSocket message does not.
-      onError: (_ctx, _id, _payload, errors) => withoutHttp(errors),
-      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: withoutHttp(result.errors) } : undefined),
-      execute: (args) => engines.get(args)!.execute(args) as never,
-      subscribe: (args) => engines.get(args)!.subscribe(args) as never,
-    }),
-    wss,
-    { sendGuard: watches?.sendGuard },
-  );
+  const ws = graphqlWsDoor({ yoga, authenticate, persisted, maxPayload: registry.limits.wsMessageBytes, watches });
 
   return {
     handle: httpHandler(yoga, { ...registry.limits, jsonDepth: limits.jsonDepth }, persisted),
-    handleUpgrade(req, socket, head) {
-      void (async () => {
-        let caller: Caller | undefined;
-        let header: string | undefined;
-        try {
-          // The Authorization header, or a browser's token sub-protocol (net/browser.ts).
-          header = upgradeAuthorization(req);
-        } catch (err) {
-          rejectUpgrade(socket, err, '/graphql');
-          return;
-        }
-        if (header !== undefined) {
-          try {
-            caller = await authenticate(header, { address: req.socket.remoteAddress });
-          } catch (err) {
-            rejectUpgrade(socket, err, '/graphql');
-            return;
-          }
-        }
-        wss.accept(req, socket, head, (ws) => {
-          if (caller) upgradeCallers.set(ws, caller);
-          wss.emit('connection', ws, req);
-        });
-      })();
-    },
+    handleUpgrade: ws.handleUpgrade,
     schema: () => holder.current(),
     invalidate: () => holder.invalidate(),
     checkExtension(extension) {
@@ -384,24 +284,11 @@ export function createGraphQL(options: GraphQLOptions): GraphQLEndpoint {
         extensions: () => [...current.filter((e) => e.plugin !== extension.plugin), extension],
       });
     },
-    async endSubscriptions() {
-      const ending: Promise<unknown>[] = [];
-      for (const ctx of connections) {
-        for (const sub of Object.values(ctx.subscriptions)) {
-          const end = (sub as AsyncIterator<unknown> | null)?.return;
-          if (typeof end === 'function') ending.push(Promise.resolve(end.call(sub)).catch(() => undefined));
-        }
-      }
-      // graphql-ws sends `complete` as each iteration ends; give those messages a moment to leave.
-      await Promise.race([Promise.all(ending), new Promise((r) => setTimeout(r, 1000).unref())]);
-      await new Promise((r) => setTimeout(r, 50));
-      for (const ws of wss.clients) ws.close(1001, 'server shutting down');
-    },
+    endSubscriptions: ws.endSubscriptions,
     async close() {
       unsubscribe();
       holder.stop();
-      sessions.stop();
-      await wsServer.dispose();
+      await ws.close();
       await yoga.dispose();
     },
   };
