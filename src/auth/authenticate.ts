@@ -119,6 +119,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
     return {
       userCreated,
       expiresAt,
+      fresh: () => (expiresAt === undefined || expiresAt > Date.now()) && deps.generation.value === checkedAt,
       check() {
         if (expiresAt !== undefined && expiresAt <= Date.now()) return Promise.reject(new Unauthenticated('the token has expired'));
         if (deps.generation.value === checkedAt) return Promise.resolve();
@@ -191,8 +192,10 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
       deps.limiter.check(known.login, address);
       // After a change of users or tokens (the security generation moved) the session tells,
       // without the slow hash, whether these credentials still hold; else they are verified afresh.
+      const session = known.caller.session!;
+      if (session.fresh()) return known.caller;
       try {
-        await known.caller.session!.check();
+        await session.check();
         return known.caller;
       } catch (e) {
         if (!(e instanceof Unauthenticated)) throw e;

@@ -17,6 +17,8 @@ export interface Session {
    * about users and tokens changed (the security generation).
    */
   check(): Promise<void>;
+  /** True when `check` would resolve at once without reading anything (the request path's case). */
+  fresh(): boolean;
   /** The user object's creationTimestamp: what a token minted now belongs to (not the name). */
   readonly userCreated: string | undefined;
   /** When the credentials stop being valid (a token's expiry, ms since epoch); none for a password. */
