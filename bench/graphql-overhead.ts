@@ -4,8 +4,10 @@
  * bench/cpu-pair.ts can only compare a checkout from before they existed (88c13fd) with now, and
  * that difference holds everything else that changed in between. This measures the two steps
  * alone, on the schema the gateway builds from plugins/ (embedded store, no HTTP):
- *   cost       operationCost of the GraphQL get of bench/lib/dataset.ts with its variables, the
- *              work useCostLimit does per request (a document with variables is not memoized);
+ *   cost       the cost step useCostLimit runs per request (costCalculator: kept per document,
+ *              operation and values of the variables the cost reads) for the GraphQL get of
+ *              bench/lib/dataset.ts with a rotating `$name`;
+ *   cost-uncached  operationCost alone, what a miss (a new document or page size) pays;
  *   lookup     PersistedOperations.resolve of a plain request (no hash): what every request pays;
  *   apq-text   resolve with the query text and its hash (APQ registration: hashes the text);
  *   apq-hash   resolve by hash alone (APQ hit: a map lookup).
@@ -23,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { parse } from 'graphql';
 import { pino } from 'pino';
 import { buildGatewaySchema } from '../src/graphql/build-schema.js';
-import { operationCost } from '../src/graphql/cost.js';
+import { costCalculator, operationCost } from '../src/graphql/cost.js';
 import { PersistedOperations, sha256Hex } from '../src/graphql/persisted.js';
 import { loadPlugins } from '../src/plugins/loader.js';
 import { Registry } from '../src/registry/registry.js';
@@ -52,11 +54,13 @@ try {
   await loadPlugins(join(repo, 'plugins'), registry, pino({ level: 'silent' }));
   const schema = buildGatewaySchema(registry.entries());
   const document = parse(GQL_GET);
+  const costOf = costCalculator(); // what the plugin runs per request (kept per document and multiplier values)
   const cost = operationCost(schema, document, undefined, { name: objectName(0) });
   if (cost === undefined) throw new Error('the get has no cost: its variables did not coerce');
   const hash = sha256Hex(GQL_GET);
   const steps: Record<string, (i: number) => unknown> = {
-    cost: (i) => operationCost(schema, document, undefined, { name: objectName(i % 300) }),
+    cost: (i) => costOf(schema, document, undefined, { name: objectName(i % 300) }),
+    'cost-uncached': (i) => operationCost(schema, document, undefined, { name: objectName(i % 300) }),
     lookup: (() => {
       const p = new PersistedOperations();
       return () => p.resolve({ query: GQL_GET, extensions: null });

@@ -93,11 +93,19 @@ export const costError = (cost: number, max: number): GraphQLError =>
     { http: { status: 400 }, cost, maxCost: max },
   );
 
-/** The envelop plugin enforcing `maxCost` (see the header). */
-export function useCostLimit(maxCost: number): Plugin {
+/**
+ * The cost of an operation as the plugin computes it per request: kept per (schema, document,
+ * operation name, values of the variables the cost reads), computed on a miss.
+ */
+export function costCalculator(): (
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  name: string | undefined,
+  variables: Record<string, unknown> | undefined,
+) => number | undefined {
   const known = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, number>>>();
   const readVariables = new WeakMap<DocumentNode, string[]>();
-  const costOf = (schema: GraphQLSchema, document: DocumentNode, name: string | undefined, variables: Record<string, unknown> | undefined) => {
+  return (schema, document, name, variables) => {
     let reads = readVariables.get(document);
     if (reads === undefined) readVariables.set(document, (reads = costVariables(document)));
     let byDocument = known.get(schema);
@@ -115,6 +123,11 @@ export function useCostLimit(maxCost: number): Plugin {
     }
     return cost;
   };
+}
+
+/** The envelop plugin enforcing `maxCost` (see the header). */
+export function useCostLimit(maxCost: number): Plugin {
+  const costOf = costCalculator();
   type Stop = (result: { errors: GraphQLError[] }) => void;
   const check = ({ args, setResultAndStopExecution }: { args: Parameters<NonNullable<Plugin['onExecute']>>[0]['args']; setResultAndStopExecution: Stop }) => {
     const cost = costOf(args.schema, args.document, args.operationName ?? undefined, (args.variableValues ?? undefined) as Record<string, unknown> | undefined);
