@@ -16,12 +16,17 @@ export type GetOutcome = ApiObject | null | ApiError;
 export async function getObjects(ctx: OperationContext, entry: ModelEntry, names: readonly string[]): Promise<GetOutcome[]> {
   const unique = [...new Set(names)];
   const denied = new Map<string, ApiError>();
-  await Promise.all(
-    unique.map(async (name) => {
-      const attrs = attributesFor(ctx, entry, 'get', name);
-      if (!(await ctx.authorizer.authorize(attrs)).allowed) denied.set(name, denial(attrs));
-    }),
-  );
+  // A rule without resourceNames (the usual grant) allows `get` with no name, and then every
+  // name: one decision for the batch. Only otherwise is each name decided on its own.
+  const everyName = (await ctx.authorizer.authorize(attributesFor(ctx, entry, 'get', ''))).allowed;
+  if (!everyName) {
+    await Promise.all(
+      unique.map(async (name) => {
+        const attrs = attributesFor(ctx, entry, 'get', name);
+        if (!(await ctx.authorizer.authorize(attrs)).allowed) denied.set(name, denial(attrs));
+      }),
+    );
+  }
   const allowed = unique.filter((n) => !denied.has(n));
   const found = new Map<string, ApiObject>();
   if (allowed.length) {
