@@ -34,7 +34,7 @@ import { startFerretdb, type FerretdbInstance } from '../scripts/ferretdb.js';
 import type { Config } from '../src/config.js';
 import { listObjects } from '../src/operations/index.js';
 import { loadPlugins } from '../src/plugins/loader.js';
-import { allowAll, ANONYMOUS } from '../src/security/authorizer.js';
+import { allowAll, ANONYMOUS } from '../src/identity/authorizer.js';
 import { Registry } from '../src/registry/registry.js';
 import { openStore } from '../src/server.js';
 import type { BaselineChildConfig } from './lib/baseline-child.js';

@@ -4,7 +4,7 @@
  * what only the environment sets. A bad flag or value throws ConfigError (the CLI exits 2).
  */
 import { parseArgs } from 'node:util';
-import { parseCorsOrigins } from './net/browser.js';
+import { parseCorsOrigins } from './transport/browser.js';
 import { LIMIT_ENV, LIMITS } from './limits.js';
 
 export interface Config {

@@ -5,7 +5,7 @@
  * GatewayOptions.limits), handed down by its registry (Registry.limits, ModelEntry.limits) to the
  * operations, the REST and GraphQL doors, and by server.ts to the connection guard and watch hub.
  * Limits of other kinds stay beside the code that applies them: GraphQL
- * document limits (graphql/limits.ts), failed logins (auth/login-limiter.ts), watch timing
+ * document limits (graphql/limits.ts), failed logins (authentication/login-limiter.ts), watch timing
  * (watch/settings.ts), change-feed retention (store/feed/change-log.ts) and the
  * bounds of internal caches.
  *

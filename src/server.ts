@@ -7,29 +7,29 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { CommandStartedEvent } from 'mongodb';
 import { pino, type Logger } from 'pino';
-import { createAuthenticator } from './auth/authenticate.js';
-import { SecurityGeneration } from './auth/generation.js';
-import { LoginLimiter, type LoginLimits, DEFAULT_LOGIN_LIMITS } from './auth/login-limiter.js';
-import { TokenStore } from './auth/tokens.js';
-import { replaceHash, userHooks } from './auth/user-hooks.js';
-import type { ScryptCost } from './auth/password.js';
+import { createAuthenticator } from './authentication/authenticate.js';
+import { SecurityGeneration } from './authentication/generation.js';
+import { LoginLimiter, type LoginLimits, DEFAULT_LOGIN_LIMITS } from './authentication/login-limiter.js';
+import { TokenStore } from './authentication/tokens.js';
+import { replaceHash, userHooks } from './authentication/user-hooks.js';
+import type { ScryptCost } from './authentication/password.js';
 import type { ApiObject } from './store/object.js';
-import { ensureAdmin, ensureBuiltinRoles } from './bootstrap/security.js';
+import { ensureAdmin, ensureBuiltinRoles } from './bootstrap/roles-and-first-admin.js';
 import { storeAddress, type Config } from './config.js';
 import { Unavailable } from './errors/index.js';
 import { sendJson, sendProblem } from './errors/http.js';
 import { createGraphQL } from './graphql/index.js';
 import { loadAllowList } from './graphql/persisted.js';
-import { createPipeline } from './http/pipeline.js';
-import { platformRoutes } from './http/platform-routes.js';
-import { createRouteTable, type CustomRoutes } from './http/routes.js';
+import { createPipeline } from './pipeline/pipeline.js';
+import { platformRoutes } from './pipeline/platform-routes.js';
+import { createRouteTable, type CustomRoutes } from './pipeline/routes.js';
 import { PluginRouteTable } from './plugins/custom-routes.js';
 import { PluginController } from './plugins/lifecycle.js';
 import { serveCustomRoute } from './plugins/serve-route.js';
 import { createModelClient, privilegedContext } from './plugins/model-client.js';
-import { bindingAdmission, roleAdmission, userAdmission } from './rbac/admission.js';
-import type { Authorizer } from './security/authorizer.js';
-import { RbacAuthorizer } from './rbac/rbac-authorizer.js';
+import { bindingAdmission, roleAdmission, userAdmission } from './authorization/admission.js';
+import type { Authorizer } from './identity/authorizer.js';
+import { RbacAuthorizer } from './authorization/rbac-authorizer.js';
 import { PLATFORM_MODELS, ROLE, ROLE_BINDING, USER } from './registry/platform.js';
 import type { KindHooks } from './registry/hooks.js';
 import { Registry } from './registry/registry.js';
@@ -37,19 +37,19 @@ import { createEmbeddedStore } from './store/embedded/index.js';
 import { createMongoStore } from './store/mongo/index.js';
 import type { Store } from './store/types.js';
 import { withDeadline } from './store/deadline.js';
-import { startTracing, tracedStore } from './ops/tracing.js';
-import { guardServer } from './net/guard.js';
-import { refuseBadUpgrade } from './net/upgrade.js';
-import { browserPolicy } from './net/browser.js';
+import { startTracing, tracedStore } from './observability/tracing.js';
+import { guardServer } from './transport/guard.js';
+import { refuseBadUpgrade } from './transport/upgrade.js';
+import { browserPolicy } from './transport/browser.js';
 import { consoleServer } from './console/serve.js';
 import { resolveLimits, type GatewayLimits } from './limits.js';
-import { healthEndpoint, probeCheck, type PublicEndpoint } from './ops/health.js';
-import { openAuditLog, type AuditLog } from './ops/audit.js';
-import { GatewayMetrics, metricsRoute } from './ops/metrics.js';
-import { RequestObserver } from './ops/observer.js';
-import { parseTarget } from './request/requestinfo.js';
-import { prettyDestination } from './ops/pretty.js';
-import { withStoreMetrics } from './ops/store-metrics.js';
+import { healthEndpoint, probeCheck, type PublicEndpoint } from './observability/health.js';
+import { openAuditLog, type AuditLog } from './observability/audit.js';
+import { GatewayMetrics, metricsRoute } from './observability/metrics.js';
+import { RequestObserver } from './observability/observer.js';
+import { parseTarget } from './requestinfo/requestinfo.js';
+import { prettyDestination } from './observability/pretty.js';
+import { withStoreMetrics } from './observability/store-metrics.js';
 import { WatchHub } from './watch/hub.js';
 import { ApiDocs } from './apidocs/service.js';
 import { apiDocsRoutes } from './apidocs/routes.js';
@@ -85,7 +85,7 @@ export interface GatewayOptions {
   logger?: Logger;
   /**
    * Replaces the RBAC authorizer. Tests of layers above authorization use it; it is the one
-   * opt-out besides rbac/system.ts `systemContext`.
+   * opt-out besides authorization/system.ts `systemContext`.
    */
   authorizer?: Authorizer;
   /** The custom-route slot (plugin routes), consulted after authentication and authorization. */
@@ -96,7 +96,7 @@ export interface GatewayOptions {
   securityPollMs?: number;
   /**
    * The scrypt cost of new password hashes. Tests only (test/helpers/gateway.ts lowers it so that
-   * suites creating many users stay fast); a gateway always runs the default, OWASP's (auth/password.ts).
+   * suites creating many users stay fast); a gateway always runs the default, OWASP's (authentication/password.ts).
    */
   passwordCost?: ScryptCost;
   /**

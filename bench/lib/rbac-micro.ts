@@ -8,18 +8,18 @@
  * from the authorization path at all.
  */
 import { performance } from 'node:perf_hooks';
-import { createAuthenticator } from '../../src/auth/authenticate.js';
-import { SecurityGeneration } from '../../src/auth/generation.js';
-import { LoginLimiter } from '../../src/auth/login-limiter.js';
-import { userHooks } from '../../src/auth/user-hooks.js';
-import { ensureAdmin, ensureBuiltinRoles } from '../../src/bootstrap/security.js';
+import { createAuthenticator } from '../../src/authentication/authenticate.js';
+import { SecurityGeneration } from '../../src/authentication/generation.js';
+import { LoginLimiter } from '../../src/authentication/login-limiter.js';
+import { userHooks } from '../../src/authentication/user-hooks.js';
+import { ensureAdmin, ensureBuiltinRoles } from '../../src/bootstrap/roles-and-first-admin.js';
 import type { Config } from '../../src/config.js';
-import { attributesOf } from '../../src/security/authorizer.js';
+import { attributesOf } from '../../src/identity/authorizer.js';
 import { loadPlugins } from '../../src/plugins/loader.js';
-import { RbacAuthorizer } from '../../src/rbac/rbac-authorizer.js';
+import { RbacAuthorizer } from '../../src/authorization/rbac-authorizer.js';
 import { PLATFORM_MODELS, USER } from '../../src/registry/platform.js';
 import { Registry } from '../../src/registry/registry.js';
-import { parseRequestInfo } from '../../src/request/requestinfo.js';
+import { parseRequestInfo } from '../../src/requestinfo/requestinfo.js';
 import { openStore } from '../../src/server.js';
 import { pino } from 'pino';
 

@@ -6,12 +6,12 @@
  * child starts; the User goes through the User kind's hooks, so its password is stored hashed.
  */
 import { performance } from 'node:perf_hooks';
-import { userHooks } from '../../src/auth/user-hooks.js';
+import { userHooks } from '../../src/authentication/user-hooks.js';
 import { ApiError } from '../../src/errors/index.js';
 import type { Config } from '../../src/config.js';
 import { createObject } from '../../src/operations/index.js';
 import type { ModelEntry } from '../../src/operations/types.js';
-import { systemContext } from '../../src/rbac/system.js';
+import { systemContext } from '../../src/authorization/system.js';
 import { PLATFORM_MODELS, USER } from '../../src/registry/platform.js';
 import { Registry } from '../../src/registry/registry.js';
 import { openStore } from '../../src/server.js';

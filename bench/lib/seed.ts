@@ -12,7 +12,7 @@ import type { Config } from '../../src/config.js';
 import { createObject } from '../../src/operations/index.js';
 import type { ModelEntry } from '../../src/operations/types.js';
 import { loadPlugins } from '../../src/plugins/loader.js';
-import { allowAll, ANONYMOUS } from '../../src/security/authorizer.js';
+import { allowAll, ANONYMOUS } from '../../src/identity/authorizer.js';
 import { Registry } from '../../src/registry/registry.js';
 import { openStore } from '../../src/server.js';
 import { GROUP, personBody, PLURAL, VERSION } from './dataset.js';

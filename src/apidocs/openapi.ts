@@ -18,7 +18,7 @@
 import { groupTypePrefix, typeName, upperFirst, versionTypePart } from '../graphql/naming.js';
 import type { Model } from '../registry/model.js';
 import type { RouteOpenAPI } from '../plugins/code-loader.js';
-import { MAX_TIMEOUT_SECONDS } from '../watch/rest-sinks.js';
+import { MAX_TIMEOUT_SECONDS } from '../rest/watch.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,11 +1,11 @@
 /**
- * The routes the platform serves itself (http/platform-routes.ts), described for the OpenAPI
+ * The routes the platform serves itself (pipeline/platform-routes.ts), described for the OpenAPI
  * documents like a plugin describes its custom routes: personal access tokens (docs/API.md §2) and
  * the permissions of a user (docs/API.md §6) and the console's plugin routes (docs/API.md §9). Listed
  * only for callers allowed on them.
  */
-import { TOKEN_GROUP, TOKEN_RESOURCE, TOKEN_VERSION } from '../auth/tokens.js';
-import { CONSOLE_GROUP } from '../rbac/builtin-roles.js';
+import { TOKEN_GROUP, TOKEN_RESOURCE, TOKEN_VERSION } from '../authentication/tokens.js';
+import { CONSOLE_GROUP } from '../authorization/builtin-roles.js';
 import type { DocumentedRoute } from './openapi.js';
 
 const TOKENS = ['apis', TOKEN_GROUP, TOKEN_VERSION, TOKEN_RESOURCE];

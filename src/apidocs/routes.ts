@@ -1,7 +1,7 @@
 /**
  * The routes of discovery, the OpenAPI documents and the docs page (docs/API.md §8). They are
  * non-resource paths, so like every route they run after authentication and authorization
- * (nonResourceURLs: the built-in `authenticated` role grants them, rbac/builtin-roles.ts; a
+ * (nonResourceURLs: the built-in `authenticated` role grants them, authorization/builtin-roles.ts; a
  * right on `/apis` or `/api` also opens the discovery paths below it, `discoveryRoot`):
  *
  *   GET /apis                        {groups: [{name, versions, preferredVersion}]}
@@ -24,10 +24,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MethodNotAllowed, NotFound } from '../errors/index.js';
-import type { RequestHandler } from '../request/handler.js';
-import type { Caller } from '../security/identity.js';
-import { NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
-import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
+import type { RequestHandler } from '../requestinfo/handler.js';
+import type { Caller } from '../identity/caller.js';
+import { NO_PARAMS, rejectUnknownParams } from '../requestinfo/query-params.js';
+import type { RequestInfo, RequestTarget } from '../requestinfo/requestinfo.js';
 import type { ApiDocs, ServedDocument } from './service.js';
 
 /** What a documentation route reads of an authorized request. */

@@ -10,13 +10,13 @@
  * changes them at once.
  */
 import { createHash } from 'node:crypto';
-import type { Caller } from '../security/identity.js';
+import type { Caller } from '../identity/caller.js';
 import type { MountedRoute } from '../plugins/custom-routes.js';
-import type { Attributes, Authorizer } from '../security/authorizer.js';
-import { attributesOf } from '../security/authorizer.js';
+import type { Attributes, Authorizer } from '../identity/authorizer.js';
+import { attributesOf } from '../identity/authorizer.js';
 import type { Model } from '../registry/model.js';
 import type { Registry } from '../registry/registry.js';
-import { parseRequestInfo } from '../request/requestinfo.js';
+import { parseRequestInfo } from '../requestinfo/requestinfo.js';
 import { buildDocument, groupVersionKey, type DocumentedRoute, type DocumentModel } from './openapi.js';
 import { PLATFORM_ROUTES } from './platform-docs.js';
 

@@ -19,8 +19,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BadRequest, MethodNotAllowed, NotFound } from '../errors/index.js';
 import { sendProblem } from '../errors/http.js';
-import { NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
-import { malformedPath } from '../request/requestinfo.js';
+import { NO_PARAMS, rejectUnknownParams } from '../requestinfo/query-params.js';
+import { malformedPath } from '../requestinfo/requestinfo.js';
 
 export const CONSOLE_PREFIX = '/console';
 

@@ -5,7 +5,8 @@
  *  - on a ServerResponse (`sendProblem`);
  *  - as raw HTTP/1.1 bytes on a bare socket: Node's unparsable requests, connections over the
  *    per-address cap, refused WebSocket upgrades (`rawProblem`, `rejectUpgrade`);
- *  - as the close code of a REST WebSocket watch that ends on an error (`closeCodeOf`).
+ *  - as the close code of a WebSocket that ends on an error (`closeCodeOf`): REST watches, and
+ *    graphql-ws connections refused (graphql/errors.ts `connectionRefusal`).
  * GraphQL maps its errors in graphql/errors.ts (it takes the HTTP headers from here).
  */
 import type { ServerResponse } from 'node:http';

@@ -10,7 +10,7 @@
 import { buildSchema, defaultFieldResolver, type GraphQLDirective, type GraphQLSchema } from 'graphql';
 import { getDirective, MapperKind, mapSchema } from '@graphql-tools/utils';
 import { toApiError } from '../errors/index.js';
-import { attributesOf, denial, preauthorized, type Attributes } from '../security/authorizer.js';
+import { attributesOf, denial, preauthorized, type Attributes } from '../identity/authorizer.js';
 import { graphQLContext, type GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
 import { admitsWatch } from '../watch/rules.js';

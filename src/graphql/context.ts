@@ -1,6 +1,6 @@
 /** What every GraphQL resolver receives as context (HTTP and WebSocket alike). */
-import type { FieldOutcome } from '../ops/observer.js';
-import type { Authorizer, Caller } from '../security/authorizer.js';
+import type { FieldOutcome } from '../observability/observer.js';
+import type { Authorizer, Caller } from '../identity/authorizer.js';
 import type { WatchHub } from '../watch/hub.js';
 import { ResponseBudget } from '../operations/budget.js';
 
@@ -9,7 +9,7 @@ export interface GraphQLContext {
   authorizer: Authorizer;
   /** The gateway's watch state (subscriptions). */
   watches?: WatchHub;
-  /** Told when a field checked by @auth ends (the audit log: ops/observer.ts). */
+  /** Told when a field checked by @auth ends (the audit log: observability/observer.ts). */
   fieldDone?: (f: FieldOutcome) => void;
   /** The response limit of this operation, shared by all its list and object fields (operations/budget.ts). */
   budget: ResponseBudget;

@@ -22,7 +22,7 @@
  */
 import { GraphQLError, type GraphQLErrorExtensions, type GraphQLFormattedError } from 'graphql';
 import { ApiError, toApiError, type ErrorCode } from '../errors/index.js';
-import { errorHeaders } from '../errors/http.js';
+import { closeCodeOf, errorHeaders } from '../errors/http.js';
 
 export const INTERNAL_MESSAGE = 'Internal server error.';
 
@@ -114,11 +114,12 @@ export function watchEventError(object: unknown): GraphQLError {
 
 /**
  * How a graphql-ws connection is closed when its `connectionParams` fail authentication:
- * 4000 + the status for a client error (4401), 4500 otherwise.
+ * 4000 + the status for a client error (4401), 4500 otherwise: the close codes of errors/http.ts
+ * `closeCodeOf`, as REST WebSocket watches use.
  */
 export function connectionRefusal(err: unknown): { code: number; reason: string } {
   const known = err instanceof ApiError && err.status < 500;
-  return known ? { code: 4000 + err.status, reason: err.title } : { code: 4500, reason: 'Internal server error' };
+  return known ? { code: closeCodeOf(err.status), reason: err.title } : { code: closeCodeOf(500), reason: 'Internal server error' };
 }
 
 /** A request body refused before GraphQL parses it: status, headers and the GraphQL JSON body. */

@@ -12,7 +12,7 @@
 import { Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Unauthenticated } from '../errors/index.js';
-import { attributesOf } from '../security/authorizer.js';
+import { attributesOf } from '../identity/authorizer.js';
 import type { GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
 

@@ -19,11 +19,11 @@ import {
   type OperationContext,
   type WatchEvent,
 } from '../operations/index.js';
-import { attributesOf } from '../security/authorizer.js';
+import { attributesOf } from '../identity/authorizer.js';
 import type { ApiObject } from '../store/object.js';
 import type { GraphQLContext } from './context.js';
 import { isInitialEventsEnd } from '../watch/encode.js';
-import { createEventStream } from '../watch/event-stream.js';
+import { createEventStream } from './event-stream.js';
 import { inputToJson } from './json-schema-types.js';
 import { watchEventError } from './errors.js';
 import type { Me, WatchEventType } from './generated/types.js';

@@ -9,10 +9,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { getOperationAST, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
-import { tracedGraphQL } from '../ops/tracing.js';
-import type { Authenticate } from '../auth/authenticate.js';
+import { tracedGraphQL } from '../observability/tracing.js';
+import type { Authenticate } from '../authentication/authenticate.js';
 import type { ModelEntry } from '../operations/index.js';
-import type { Authorizer, Caller } from '../security/authorizer.js';
+import type { Authorizer, Caller } from '../identity/authorizer.js';
 import type { Model } from '../registry/model.js';
 import { buildGatewaySchema, checkNames, type BuildOptions, type SchemaExtension } from './build-schema.js';
 import { graphQLContext, type GraphQLContext } from './context.js';
@@ -26,7 +26,7 @@ import { useCostLimit } from './cost.js';
 import { PersistedOperations, usePersistedOperations } from './persisted.js';
 import { httpHandler } from './node-http.js';
 import { graphqlWsDoor } from './ws-door.js';
-import type { FieldOutcome } from '../ops/observer.js';
+import type { FieldOutcome } from '../observability/observer.js';
 import type { WatchHub } from '../watch/hub.js';
 import type { GatewayLimits } from '../limits.js';
 import { ResponseBudget } from '../operations/budget.js';
@@ -53,7 +53,7 @@ export interface GraphQLOptions extends BuildOptions {
   logging?: boolean | YogaLogger;
   /** Serve GraphiQL on GET /graphql with Accept: text/html (default true). */
   graphiql?: boolean;
-  /** Told of callers, operations and @auth-checked fields (metrics and audit: ops/observer.ts). */
+  /** Told of callers, operations and @auth-checked fields (metrics and audit: observability/observer.ts). */
   observe?: GraphQLObserver;
   /** The gateway's watch state: subscriptions and the graphql-ws send guard use it. */
   watches?: WatchHub;

@@ -12,7 +12,7 @@
 import { GraphQLError } from 'graphql';
 import type { WebSocket } from 'ws';
 import { Unauthenticated } from '../errors/index.js';
-import type { Caller, Session } from '../security/identity.js';
+import type { Caller, Session } from '../identity/caller.js';
 import { connectionRefusal } from './errors.js';
 
 export class SessionGuard {

@@ -14,12 +14,12 @@ import type { Duplex } from 'node:stream';
 import { GraphQLError, type DocumentNode, type ExecutionArgs } from 'graphql';
 import { handleProtocols, makeServer } from 'graphql-ws';
 import type { WebSocket } from 'ws';
-import type { Authenticate } from '../auth/authenticate.js';
+import type { Authenticate } from '../authentication/authenticate.js';
 import { rejectUpgrade } from '../errors/http.js';
-import type { Caller } from '../security/authorizer.js';
-import { serveGraphQLWs } from '../net/graphql-ws-transport.js';
-import { boundedWebSocketServer } from '../net/websocket.js';
-import { upgradeAuthorization } from '../net/browser.js';
+import type { Caller } from '../identity/authorizer.js';
+import { serveGraphQLWs } from '../transport/graphql-ws-transport.js';
+import { boundedWebSocketServer } from '../transport/websocket.js';
+import { upgradeAuthorization } from '../transport/browser.js';
 import type { WatchHub } from '../watch/hub.js';
 import { connectionRefusal, withoutHttp } from './errors.js';
 import { operationArgs, validDocument, type Yoga } from './node-http.js';
@@ -113,7 +113,7 @@ export function graphqlWsDoor({ yoga, authenticate, persisted, maxPayload, watch
       void (async () => {
         let caller: Caller | undefined;
         try {
-          // The Authorization header, or a browser's token sub-protocol (net/browser.ts).
+          // The Authorization header, or a browser's token sub-protocol (transport/browser.ts).
           const header = upgradeAuthorization(req);
           if (header !== undefined) caller = await authenticate(header, { address: req.socket.remoteAddress });
         } catch (err) {

@@ -1,6 +1,6 @@
 /** Helpers every operation uses: authorization, store-error translation, reads and the write sequence (rewrite). */
 import { Conflict, Gone, NotFound, Unavailable, VersionConflict } from '../errors/index.js';
-import { attributesOf, denial, type Attributes, type Decision } from '../security/authorizer.js';
+import { attributesOf, denial, type Attributes, type Decision } from '../identity/authorizer.js';
 import type { WriteVerb } from '../registry/hooks.js';
 import type { ApiObject } from '../store/object.js';
 import { validateObject } from '../registry/strategy.js';
@@ -15,7 +15,7 @@ export function attributesFor(ctx: OperationContext, entry: ModelEntry, verb: st
 
 /**
  * Asks the authorizer; throws Forbidden (Unauthenticated for an anonymous caller) when it says no. Transports that already authorized the
- * request pass an authorizer that answers it from that decision (security/authorizer.ts
+ * request pass an authorizer that answers it from that decision (identity/authorizer.ts
  * `preauthorized`), so each request is decided once; every other caller is checked here.
  */
 export async function authorize(

@@ -5,7 +5,7 @@
  * name gets its object, null (no such object) or the denial (an ApiError, nothing read for it).
  */
 import type { ApiError } from '../errors/index.js';
-import { denial } from '../security/authorizer.js';
+import { denial } from '../identity/authorizer.js';
 import type { ApiObject } from '../store/object.js';
 import { attributesFor, present, storeFailure } from './common.js';
 import { readWithin } from './budget.js';

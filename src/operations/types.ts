@@ -2,7 +2,7 @@
  * Shared types of the operations layer. Every transport (REST, GraphQL, watch) calls the
  * functions exported from operations/index.ts with an OperationContext.
  */
-import type { Authorizer, Caller } from '../security/authorizer.js';
+import type { Authorizer, Caller } from '../identity/authorizer.js';
 import type { WatchHub } from '../watch/hub.js';
 import type { ResponseBudget } from './budget.js';
 

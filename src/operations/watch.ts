@@ -14,7 +14,7 @@
  * lives in src/watch/, per gateway.
  */
 import { ApiError, BadRequest, toApiError, Unavailable } from '../errors/index.js';
-import { denial, liveAuthorizer } from '../security/authorizer.js';
+import { denial, liveAuthorizer } from '../identity/authorizer.js';
 import { parsePosition } from '../store/feed/index.js';
 import type { WatchHub } from '../watch/hub.js';
 import { watchScope, type WatchScope } from '../watch/rules.js';

@@ -4,7 +4,7 @@
  * the gateway checks it before the resolver runs.
  */
 import type { GraphQLResolveInfo } from 'graphql';
-import type { Caller } from '../security/authorizer.js';
+import type { Caller } from '../identity/authorizer.js';
 import type { ModelClient } from './model-client.js';
 
 /** What a custom field's resolver gets as its context (server.ts builds it, graphql/build-schema.ts passes it). */

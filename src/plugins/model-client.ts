@@ -8,7 +8,7 @@
 import { NotFound } from '../errors/index.js';
 import * as ops from '../operations/index.js';
 import type { ListResult, OperationContext, PatchType } from '../operations/types.js';
-import { systemContext } from '../rbac/system.js';
+import { systemContext } from '../authorization/system.js';
 import type { ApiObject } from '../store/object.js';
 import type { ModelEntry, Registry } from '../registry/registry.js';
 
@@ -54,5 +54,5 @@ export function createModelClient(registry: Registry, plugin: string, ctx: Opera
   };
 }
 
-/** The plugin's own code acting unrestricted: a named system context (rbac/system.ts). */
+/** The plugin's own code acting unrestricted: a named system context (authorization/system.ts). */
 export const privilegedContext = (plugin: string): OperationContext => systemContext(`plugin:${plugin}`);

@@ -1,6 +1,6 @@
 /** What a plugin's code receives: in `start`/`stop`, and (extended) in every route handler. */
 import type { Logger } from 'pino';
-import type { Caller } from '../security/authorizer.js';
+import type { Caller } from '../identity/authorizer.js';
 import type { ModelClient } from './model-client.js';
 
 export interface PluginContext {

@@ -16,5 +16,5 @@ export type { PluginContext, PluginRouteContext } from './plugin-context.js';
 export type { ListQuery, ModelClient } from './model-client.js';
 export type { IndexSpec, JSONSchema, ModelDeclaration } from '../registry/model.js';
 export type { ApiObject, ObjectMeta } from '../store/object.js';
-export type { Caller } from '../security/authorizer.js';
+export type { Caller } from '../identity/authorizer.js';
 export type { ListResult, PatchType } from '../operations/types.js';

@@ -3,8 +3,8 @@
  * refusal throws PluginError with a message naming the plugin and, for bundle documents, the
  * file and the document's index.
  */
-import type { PluginScope } from '../rbac/admission.js';
-import type { PolicyRule } from '../rbac/match.js';
+import type { PluginScope } from '../authorization/admission.js';
+import type { PolicyRule } from '../authorization/match.js';
 import { checkObjectName, checkPluginKey, isDnsSubdomain } from '../registry/metadata.js';
 import { isPlainObject } from '../store/object.js';
 import { PluginError } from './manifest.js';

@@ -9,10 +9,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError, Internal } from '../errors/index.js';
-import { attributesOf, denial, type Authorizer, type Caller } from '../security/authorizer.js';
+import { attributesOf, denial, type Authorizer, type Caller } from '../identity/authorizer.js';
 import type { Registry } from '../registry/registry.js';
-import type { RequestInfo } from '../request/requestinfo.js';
-import { refuseSimplePost } from '../net/media-type.js';
+import type { RequestInfo } from '../requestinfo/requestinfo.js';
+import { refuseSimplePost } from '../transport/media-type.js';
 import { sendFetchResponse, toFetchRequest, type RouteMatch } from './custom-routes.js';
 import { createModelClient, privilegedContext } from './model-client.js';
 
@@ -33,7 +33,7 @@ export async function serveCustomRoute(req: IncomingMessage, res: ServerResponse
   if (!decision.allowed) {
     throw denial(attrs);
   }
-  // A POST a page of another origin could send without a preflight never reaches a plugin (net/media-type.ts).
+  // A POST a page of another origin could send without a preflight never reaches a plugin (transport/media-type.ts).
   refuseSimplePost(req);
   const log = o.log.child({ plugin });
   const request = toFetchRequest(req, `http://${req.headers.host ?? 'localhost'}`);

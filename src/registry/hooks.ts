@@ -3,7 +3,7 @@
  * fields of a k8s generic Store): platform kinds use it for password hashing (User), RBAC
  * safety checks (Role, RoleBinding) and cache invalidation. Plugin models have none.
  */
-import type { Authorizer, Caller } from '../security/authorizer.js';
+import type { Authorizer, Caller } from '../identity/authorizer.js';
 import type { ApiObject } from '../store/object.js';
 
 export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';

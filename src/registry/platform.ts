@@ -1,7 +1,7 @@
 /**
  * Platform kinds served under /api/v1alpha1 (group ""): roles, rolebindings, users.
  * Their storage and generic API come from here; their security behaviour (RBAC, password
- * hashing) is layered on by rbac/ and auth/.
+ * hashing) is layered on by authorization/ and authentication/.
  */
 import type { ModelDeclaration } from './model.js';
 import type { CompileOptions } from './compile.js';

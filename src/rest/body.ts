@@ -8,8 +8,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { BadRequest, UnsupportedMediaType } from '../errors/index.js';
-import { readBody } from '../net/read-body.js';
-import { mediaType } from '../net/media-type.js';
+import { readBody } from '../transport/read-body.js';
+import { mediaType } from '../transport/media-type.js';
 import { checkTextDepth } from '../json/depth.js';
 import type { PatchType } from '../operations/types.js';
 import type { GatewayLimits } from '../limits.js';

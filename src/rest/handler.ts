@@ -9,12 +9,12 @@ import { parsePositiveInt } from '../query/plan.js';
 import { parseLimit } from '../query/cursor.js';
 import type { ListParams } from '../query/types.js';
 import type { ModelEntry, OperationContext } from '../operations/types.js';
-import type { RequestInfo, RequestTarget } from '../request/requestinfo.js';
+import type { RequestInfo, RequestTarget } from '../requestinfo/requestinfo.js';
 import type { Registry } from '../registry/registry.js';
-import { COLLECTION_GET_PARAMS, DELETECOLLECTION_PARAMS, NO_PARAMS, rejectUnknownParams } from '../request/query-params.js';
+import { COLLECTION_GET_PARAMS, DELETECOLLECTION_PARAMS, NO_PARAMS, rejectUnknownParams } from '../requestinfo/query-params.js';
 import { readJson, readPatch } from './body.js';
 import { sendJson } from '../errors/http.js';
-import { streamWatch, watchOptions } from '../watch/rest-sinks.js';
+import { streamWatch, watchOptions } from './watch.js';
 
 /** List parameters from a query string; repeated parameters are kept. */
 export function listParams(query: URLSearchParams): ListParams {
@@ -74,7 +74,7 @@ export async function handleResource(
       }
       case 'POST': {
         const created = await ops.createObject(ctx, entry, await readJson(req, entry.limits));
-        // Set on the response (not only written) so the audit log can name the object (ops/observer.ts).
+        // Set on the response (not only written) so the audit log can name the object (observability/observer.ts).
         res.setHeader('location', `${url.pathname}/${encodeURIComponent(created.metadata.name)}`);
         return sendJson(res, 201, created);
       }

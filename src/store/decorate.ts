@@ -1,6 +1,6 @@
 /**
  * The one shape of a decorator over the Store port (the deadline in store/deadline.ts, the
- * operation timing of ops/store-metrics.ts, the spans of ops/tracing.ts): a Proxy that wraps each
+ * operation timing of observability/store-metrics.ts, the spans of observability/tracing.ts): a Proxy that wraps each
  * method of the Store, and of every ModelStore its `model()` hands out, once per method name.
  * Adapters never learn of it. `watch` and `close` always pass through (a subscription and the
  * lifecycle are no round trip of their own); a decorator may pass more through, `model` included.

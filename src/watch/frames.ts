@@ -25,7 +25,7 @@
  *
  * A socket gets the compressed bytes when it agreed permessage-deflate without
  * `server_no_context_takeover` and with a window (`server_max_window_bits`, 15 when absent) of
- * at least WINDOW_BITS, and when nothing else is ever compressed on it (./rest-sinks.ts
+ * at least WINDOW_BITS, and when nothing else is ever compressed on it (rest/watch.ts
  * sends its single events with `compress: false`). Uncompressed messages may always be sent,
  * so every other socket gets the plain frames.
  *

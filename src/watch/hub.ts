@@ -11,8 +11,8 @@
  * The only module-level watch state left is ./encode.ts's memos of event encodings (keyed by
  * immutable event objects, holding nothing of a gateway).
  */
-import { SEND_GUARD_DEFAULTS, type SendGuardSettings } from '../net/send-guard.js';
-import { OpenStreams } from '../net/shutdown.js';
+import { SEND_GUARD_DEFAULTS, type SendGuardSettings } from '../transport/send-guard.js';
+import { OpenStreams } from '../transport/shutdown.js';
 import type { ModelEntry } from '../registry/registry.js';
 import type { ApiObject } from '../store/object.js';
 import type { IndexRequirement } from '../store/types.js';

@@ -5,7 +5,7 @@
  *    decision's `names`) opens restricted to them: `watchScope` says which objects a decision
  *    lets a watch see, `admitsWatch` whether a request may go on at all.
  */
-import type { Decision } from '../security/authorizer.js';
+import type { Decision } from '../identity/authorizer.js';
 
 /** Names the caller may watch: undefined = every object; otherwise only these. */
 export type WatchScope = ReadonlySet<string> | undefined;

@@ -15,7 +15,7 @@ export interface WatchSettings {
   stallMs: number;
   /**
    * A consumer that still has more than this many bytes unsent when the next delivery comes is
-   * cut off at once (ERROR 503); the delivery itself is not counted (rest-sinks.ts, FlowGuard).
+   * cut off at once (ERROR 503); the delivery itself is not counted (rest/watch.ts, FlowGuard).
    */
   hardBufferBytes: number;
 }

@@ -33,25 +33,25 @@ export interface Layer {
 export const LAYERS: Layer[] = [
   { name: 'base', rank: 0, paths: ['limits.ts', 'json/', 'errors/'] },
   { name: 'store', rank: 1, paths: ['store/', 'store/feed/'] },
-  { name: 'request', rank: 1, paths: ['request/'] },
-  { name: 'net', rank: 1, paths: ['net/'] },
+  { name: 'requestinfo', rank: 1, paths: ['requestinfo/'] },
+  { name: 'transport', rank: 1, paths: ['transport/'] },
   { name: 'adapters', rank: 2, paths: ['store/mongo/', 'store/embedded/'], only: ['store', 'base'] },
   { name: 'query', rank: 2, paths: ['query/'] },
   // Who is calling and the Authorizer port, below registry/ (issue 23; boundaries creates it).
-  { name: 'security', rank: 2, paths: ['security/'] },
+  { name: 'identity', rank: 2, paths: ['identity/'] },
   { name: 'registry', rank: 3, paths: ['registry/'] },
-  { name: 'auth', rank: 4, paths: ['auth/'] },
-  { name: 'rbac', rank: 5, paths: ['rbac/'] },
+  { name: 'authentication', rank: 4, paths: ['authentication/'] },
+  { name: 'authorization', rank: 5, paths: ['authorization/'] },
   // The watch engine the thin verb operations/watch.ts drives (gates, caches, quota, open
-  // watches, settings), and the sinks and event stream the doors feed with the verb's events.
-  // It calls no verb: a door opens the watch through operations/ and hands the stream to a sink.
+  // watches, settings, shared frames). It calls no verb: a door opens the watch through
+  // operations/ and hands the stream to its own sink (rest/watch.ts, graphql/event-stream.ts).
   { name: 'watch', rank: 6, paths: ['watch/'] },
   { name: 'operations', rank: 7, paths: ['operations/'] },
-  { name: 'ops', rank: 7, paths: ['ops/'] },
+  { name: 'observability', rank: 7, paths: ['observability/'] },
   { name: 'doors', rank: 8, paths: ['rest/', 'graphql/', 'console/', 'plugins/'] },
   { name: 'bootstrap', rank: 8, paths: ['bootstrap/'] },
   { name: 'apidocs', rank: 9, paths: ['apidocs/'] },
-  { name: 'pipeline', rank: 10, paths: ['http/'] },
+  { name: 'pipeline', rank: 10, paths: ['pipeline/'] },
   { name: 'app', rank: 11, paths: ['server.ts', 'cli.ts', 'config.ts'] },
 ];
 
@@ -213,9 +213,9 @@ describe('layers of src/ (docs/ARCHITECTURE.md)', () => {
   it('reads the imports of every source file', () => {
     expect(files.length).toBeGreaterThan(100);
     // A sample that must be found: a plain import, a type import and a dynamic import.
-    expect(imports).toContainEqual(expect.objectContaining({ from: 'server.ts', to: 'http/pipeline.ts' }));
-    expect(imports).toContainEqual(expect.objectContaining({ from: 'http/routes.ts', to: 'security/identity.ts' }));
-    expect(imports).toContainEqual(expect.objectContaining({ from: 'ops/tracing.ts', to: 'ops/otel.ts' }));
+    expect(imports).toContainEqual(expect.objectContaining({ from: 'server.ts', to: 'pipeline/pipeline.ts' }));
+    expect(imports).toContainEqual(expect.objectContaining({ from: 'pipeline/routes.ts', to: 'identity/caller.ts' }));
+    expect(imports).toContainEqual(expect.objectContaining({ from: 'observability/tracing.ts', to: 'observability/otel.ts' }));
   });
 
   it('every file is in a layer, and no import goes to a higher layer (except KNOWN)', () => {

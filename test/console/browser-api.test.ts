@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ANONYMOUSLY, basicAuth, call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { parseCorsOrigins, TOKEN_PROTOCOL_PREFIX } from '../../src/net/browser.js';
+import { parseCorsOrigins, TOKEN_PROTOCOL_PREFIX } from '../../src/transport/browser.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 const PERMISSIONS = '/apis/api.console.svc.run/v1alpha1/users/-/permissions';

@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page, Request } from 'playwright-core';
 import { ADMIN, call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { createObject } from '../../src/operations/index.js';
-import { allowAll, ANONYMOUS } from '../../src/security/authorizer.js';
+import { allowAll, ANONYMOUS } from '../../src/identity/authorizer.js';
 import { count, launchChromium, screenshotFailure, signIn, visible, type Browser } from './browser.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';

@@ -2,7 +2,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import type { Attributes, Authorizer } from '../../src/security/authorizer.js';
+import type { Attributes, Authorizer } from '../../src/identity/authorizer.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 export interface GqlResponse {

@@ -6,7 +6,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { allowAll } from '../../src/security/authorizer.js';
+import { allowAll } from '../../src/identity/authorizer.js';
 import { adminAuth, call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';

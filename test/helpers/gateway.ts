@@ -55,7 +55,7 @@ export async function startTestGateway(
   };
   // Every line the gateway logs, at the most verbose level, goes through the secret audit.
   // Passwords at scrypt N=2^14 (an eighth of the production cost) unless a test asks for another:
-  // suites create many users; test/auth/password-cost.test.ts checks the production cost.
+  // suites create many users; test/authentication/password-cost.test.ts checks the production cost.
   const gw = await startGateway(config, { logger: auditLogger(), passwordCost: TEST_PASSWORD_COST, ...opts });
   const self: TestGateway = Object.assign(gw, {
     dataDir,

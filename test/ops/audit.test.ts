@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, ANONYMOUSLY, basicAuth, call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { createUser, watchSocket } from '../helpers/rbac.js';
-import { openAuditLog, parsePolicy } from '../../src/ops/audit.js';
+import { openAuditLog, parsePolicy } from '../../src/observability/audit.js';
 import { loadConfig } from '../../src/config.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';

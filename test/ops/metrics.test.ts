@@ -7,7 +7,7 @@ import { register } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUSLY, call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { bind, createRole, createUser, watchSocket } from '../helpers/rbac.js';
-import { MAX_OPERATION_NAMES } from '../../src/ops/metrics.js';
+import { MAX_OPERATION_NAMES } from '../../src/observability/metrics.js';
 import { scrape, value } from './prom.js';
 import { wsClient } from '../graphql/helpers.js';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUSLY, call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { watchSocket } from '../helpers/rbac.js';
 import { adminAuth } from '../helpers/gateway.js';
-import { formatLine } from '../../src/ops/pretty.js';
+import { formatLine } from '../../src/observability/pretty.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 

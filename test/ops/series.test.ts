@@ -1,16 +1,16 @@
 /**
- * ops/series.ts: the plain counters and histograms are written by prom-client's registry exactly
+ * observability/series.ts: the plain counters and histograms are written by prom-client's registry exactly
  * as its own Counter and Histogram would write the same observations.
  */
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { PlainCounter, PlainHistogram } from '../../src/ops/series.js';
+import { PlainCounter, PlainHistogram } from '../../src/observability/series.js';
 
 const BOUNDS = [0.001, 0.0025, 0.005, 0.01, 1];
 type L = Record<string, string>;
 const key = (l: L) => Object.values(l).join('\n');
 
-describe('plain series (ops/series.ts)', () => {
+describe('plain series (observability/series.ts)', () => {
   it('write the same text exposition and JSON as prom-client for the same observations', async () => {
     const theirs = new Registry();
     const ours = new Registry();

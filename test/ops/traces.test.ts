@@ -161,7 +161,7 @@ describe.each(STORES)('traces over OTLP/HTTP (%s)', (kind) => {
 });
 
 describe('without OTEL_EXPORTER_OTLP_ENDPOINT', () => {
-  it('only src/ops/otel.ts (imported dynamically) imports OpenTelemetry', async () => {
+  it('only src/observability/otel.ts (imported dynamically) imports OpenTelemetry', async () => {
     const { readdir, readFile } = await import('node:fs/promises');
     const root = join(import.meta.dirname, '../../src');
     const files = (await readdir(root, { recursive: true })).filter((f) => /\.ts$/.test(f));
@@ -177,7 +177,7 @@ describe('without OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     const saved = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
     delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
     try {
-      const { tracedStore, tracedDoors } = await import('../../src/ops/tracing.js');
+      const { tracedStore, tracedDoors } = await import('../../src/observability/tracing.js');
       const doors = { handle: async () => undefined, upgrade: async () => undefined };
       expect(tracedDoors(doors)).toBe(doors);
       const gw = await startTestGateway('embedded');

@@ -1,6 +1,6 @@
 /** The callback → AsyncIterator bridge behind subscriptions. */
 import { describe, expect, it, vi } from 'vitest';
-import { createEventStream } from '../../src/watch/event-stream.js';
+import { createEventStream } from '../../src/graphql/event-stream.js';
 
 describe('event stream', () => {
   it('delivers pushed values in order, before and after a pull waits', async () => {

@@ -6,8 +6,8 @@
  * others of the same selector keep streaming. Both stores, real gateways and WebSockets.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Attributes, Authorizer } from '../../src/security/authorizer.js';
-import { allowAll } from '../../src/security/authorizer.js';
+import type { Attributes, Authorizer } from '../../src/identity/authorizer.js';
+import { allowAll } from '../../src/identity/authorizer.js';
 import { adminAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
 import { MERGE, openWatch, person, PERSONS, sleep, write, type Watcher } from './helpers.js';
 

@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Attributes, Authorizer } from '../../src/security/authorizer.js';
-import { allowAll } from '../../src/security/authorizer.js';
+import type { Attributes, Authorizer } from '../../src/identity/authorizer.js';
+import { allowAll } from '../../src/identity/authorizer.js';
 import { adminAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
 import { take, wsClient } from '../graphql/helpers.js';
 import { MERGE, openWatch, person, PERSONS, sleep, startGatewayProcess, write, type Watcher } from './helpers.js';
