@@ -167,8 +167,8 @@ describe('without OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     const files = (await readdir(root, { recursive: true })).filter((f) => /\.ts$/.test(f));
     const importing = [];
     for (const f of files) if (/from '@opentelemetry\//.test(await readFile(join(root, f), 'utf8'))) importing.push(f);
-    expect(importing).toEqual([join('ops', 'otel.ts')]);
-    const tracing = await readFile(join(root, 'ops', 'tracing.ts'), 'utf8');
+    expect(importing).toEqual([join('observability', 'otel.ts')]);
+    const tracing = await readFile(join(root, 'observability', 'tracing.ts'), 'utf8');
     expect(tracing).toContain("await import('./otel.js')");
   });
 
