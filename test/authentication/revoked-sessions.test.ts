@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
 import { bind, createRole, createUser } from '../helpers/rbac.js';
-import { openWatch, sleep } from '../watch/helpers.js';
+import { openNdjsonWatch, openWatch, sleep } from '../watch/helpers.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 const TOKENS = '/apis/uc.api.security.svc.run/v1alpha1/personalaccesstokens';
@@ -50,31 +50,7 @@ function session(gw: { url: string }, authorization: string) {
 }
 
 /** An ndjson watch: its events and whether the response ended. */
-function ndjson(gw: { url: string }, authorization: string) {
-  const s = { events: [] as any[], ended: false, status: 0 };
-  const abort = new AbortController();
-  void (async () => {
-    try {
-      const res = await fetch(`${gw.url}${PERSONS}?watch=true`, { headers: { authorization }, signal: abort.signal });
-      s.status = res.status;
-      let buf = '';
-      const decoder = new TextDecoder();
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buf += decoder.decode(chunk, { stream: true });
-        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-          const line = buf.slice(0, nl).trim();
-          buf = buf.slice(nl + 1);
-          if (line) s.events.push(JSON.parse(line));
-        }
-      }
-    } catch {
-      // aborted
-    } finally {
-      s.ended = true;
-    }
-  })();
-  return Object.assign(s, { close: () => abort.abort() });
-}
+const ndjson = (gw: { url: string }, authorization: string) => openNdjsonWatch(gw, authorization);
 
 async function waitFor(pred: () => boolean, what: string, ms: number): Promise<void> {
   const end = Date.now() + ms;

@@ -4,7 +4,7 @@
  */
 import { expect } from 'vitest';
 import { wsClient } from '../graphql/helpers.js';
-import { openWatch, sleep } from '../watch/helpers.js';
+import { openNdjsonWatch, openWatch, sleep } from '../watch/helpers.js';
 
 export const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 const P = 'peopleExampleCom_v1alpha1';
@@ -23,28 +23,7 @@ export interface Streams {
 export function openStreams(gw: { url: string }, authorization: string): Streams {
   const rest = openWatch(gw, '', { authorization });
 
-  const ndjson = { events: [] as any[], ended: false };
-  const abort = new AbortController();
-  void (async () => {
-    try {
-      const res = await fetch(`${gw.url}${PERSONS}?watch=true`, { headers: { authorization }, signal: abort.signal });
-      expect(res.status).toBe(200);
-      let buf = '';
-      const decoder = new TextDecoder();
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buf += decoder.decode(chunk, { stream: true });
-        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-          const line = buf.slice(0, nl).trim();
-          buf = buf.slice(nl + 1);
-          if (line) ndjson.events.push(JSON.parse(line));
-        }
-      }
-    } catch {
-      // aborted by close()
-    } finally {
-      ndjson.ended = true;
-    }
-  })();
+  const ndjson = openNdjsonWatch(gw, authorization);
 
   const client = wsClient(gw, { authorization });
   const gql = { results: [] as any[], ended: false };
@@ -81,6 +60,7 @@ export function openStreams(gw: { url: string }, authorization: string): Streams
         'the initial events',
         15_000,
       );
+      expect(ndjson.status).toBe(200);
     },
     async ended(timeoutMs = 15_000) {
       let restClosed = false;
@@ -89,7 +69,7 @@ export function openStreams(gw: { url: string }, authorization: string): Streams
     },
     async close() {
       rest.close();
-      abort.abort();
+      ndjson.close();
       await client.dispose();
     },
   };

@@ -58,6 +58,36 @@ export function openWatch(
   };
 }
 
+/**
+ * An ndjson watch (`?watch=true`) as `authorization`: its HTTP status, the events as they
+ * arrive, whether the response ended, and `close` (aborts it).
+ */
+export function openNdjsonWatch(gw: { url: string }, authorization: string, query = '') {
+  const s = { events: [] as any[], ended: false, status: 0 };
+  const abort = new AbortController();
+  void (async () => {
+    try {
+      const res = await fetch(`${gw.url}${PERSONS}?watch=true${query}`, { headers: { authorization }, signal: abort.signal });
+      s.status = res.status;
+      let buf = '';
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buf += decoder.decode(chunk, { stream: true });
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (line) s.events.push(JSON.parse(line));
+        }
+      }
+    } catch {
+      // aborted by close()
+    } finally {
+      s.ended = true;
+    }
+  })();
+  return Object.assign(s, { close: () => abort.abort() });
+}
+
 export const person = (name: string, labels: Record<string, string> = {}, age = 30) => ({
   metadata: { name, labels },
   spec: { name, age },
