@@ -62,6 +62,38 @@ describe.each(['embedded', 'mongodb'] as const)('feed retention (%s)', (kind) =>
     }
   }, 60_000);
 
+  if (kind === 'mongodb') {
+    it('a head read just after another gateway dropped segments is the real head, and a watch from it sees the next write', async () => {
+      // B reads the head (and the floor, cached for a second) while the feed is young; A then
+      // writes past two segments and drops them. B's next head must not start from a position in
+      // the dropped range: it would stop there, and a watch from it would miss what follows.
+      const url = freshMongoUrl();
+      const a = await createMongoStore({ url, retention: { maxEvents: 5, maxAgeMs: 3600_000 }, feedSegment: 4 });
+      const b = await createMongoStore({ url, retention: { maxEvents: 5, maxAgeMs: 3600_000 }, feedSegment: 4 });
+      try {
+        const model = makeModel();
+        const msA = await a.model(model);
+        const msB = await b.model(model);
+        let obj = await msA.create(widget('r'));
+        const young = BigInt(await msB.resourceVersion());
+        for (let i = 1; i <= 12; i++) obj = await msA.update(bump(obj, { size: i }), i);
+        await new Promise((r) => setTimeout(r, 150)); // A drops old segments in the background
+        const head = await msA.resourceVersion();
+        expect(BigInt(head)).toBeGreaterThan(young + 12n - 1n);
+        expect(await msB.resourceVersion()).toBe(head);
+        const got: ChangeEvent[] = [];
+        const stop = await msB.watch(await msB.resourceVersion(), (e) => got.push(e));
+        await msA.update(bump(obj, { size: 0 }), 13);
+        for (let i = 0; i < 250 && !got.length; i++) await new Promise((r) => setTimeout(r, 20));
+        stop();
+        expect(versions(got)).toEqual([14]);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    }, 60_000);
+  }
+
   if (kind === 'embedded') {
     it('counts each model by its own rows, however they interleave; a pass runs within max(256, maxEvents / 16) writes', async () => {
       // Two models writing in turn: the head runs twice as fast as either model's history, so

@@ -38,7 +38,7 @@ export class FeedReader {
     let more = false;
     // Aborted entries and filled holes count towards `limit` and move `through` on, so a run of
     // them longer than a read is walked past, not read again and again.
-    const through = await this.walk(after, limit, (d) => {
+    const { through } = await this.walk(after, limit, (d) => {
       if (d.s !== 'c') return false;
       events.push(toEvent(d));
       bytes += encodedSize(d.o) + (d.b !== undefined ? encodedSize(d.b) : 0);
@@ -65,13 +65,25 @@ export class FeedReader {
     const top = hint > this.segs.known ? hint : this.segs.known;
     const near = top - (top % SPAN) - SPAN - 1n;
     if (near > from) from = near;
-    const floor = await this.retention.floor();
-    if (floor > from) from = floor;
-    let last = from;
+    let floor = await this.retention.floor();
     for (;;) {
-      const before = last;
-      last = await this.walk(last, 2000, () => false);
-      if (last === before) return last;
+      const start = floor > from ? floor : from;
+      let last = start;
+      let seen = 0;
+      for (;;) {
+        const before = last;
+        const walked = await this.walk(last, 2000, () => false);
+        last = walked.through;
+        seen += walked.seen;
+        if (last === before) break;
+      }
+      // Nothing at all after `start` while later positions exist: retention may have dropped the
+      // segments there since the floor was read (another process's prune, or a cached floor), and
+      // `start` is no position to watch from. Read the floor again and walk from it.
+      if (seen > 0 || last >= top) return last;
+      const fresh = await this.retention.floor(true);
+      if (fresh <= start) return last;
+      floor = fresh;
     }
   }
 
@@ -110,9 +122,10 @@ export class FeedReader {
    * after a stop are not fetched beyond the current batch (a server sends at most 16 MiB per
    * batch).
    */
-  private async walk(after: bigint, limit: number, visit: (d: FeedDoc) => boolean): Promise<bigint> {
+  private async walk(after: bigint, limit: number, visit: (d: FeedDoc) => boolean): Promise<{ through: bigint; seen: number }> {
     let cur = after;
     let n = 0;
+    let total = 0;
     while (n < limit) {
       const next = cur + 1n;
       const cursor = this.segs.coll(next)
@@ -163,6 +176,7 @@ export class FeedReader {
       } finally {
         await cursor.close().catch(() => undefined);
       }
+      total += seen;
       if (refill) continue;
       if (seen === 0 && !stopped && (await this.holeAcrossSegments(next))) {
         cur = next;
@@ -172,7 +186,7 @@ export class FeedReader {
       // Continue into the next segment only when this one was read to its last position.
       if (stopped || seen === 0 || (cur + 1n) % this.segs.seg !== 0n) break;
     }
-    return cur;
+    return { through: cur, seen: total };
   }
 
   private boundaryCheckAt = 0;

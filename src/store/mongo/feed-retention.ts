@@ -68,6 +68,9 @@ export class Retention {
     if (!drop.length) return;
     const floor = (drop[drop.length - 1]! + 1n) * this.segs.seg - 1n;
     await this.segs.meta.updateOne({ _id: `floor:${this.segs.key}` }, { $max: { n: Number(floor) } }, { upsert: true });
+    // This process's readers see the new floor at once, not after the cache's second: a head()
+    // started from the old one would walk into the segments dropped below.
+    if (floor > this.floorCache.n) this.floorCache = { n: floor, at: Date.now() };
     for (const seg of drop) await this.segs.segment(seg).drop().catch(() => undefined);
   }
 }
