@@ -12,6 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/limits.js';
 import { ANONYMOUSLY, call, STORES, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { take, wsClient } from '../graphql/helpers.js';
 
 const POSTS = '/apis/content.svc.run/v1alpha1/posts';
 const PUBLIC = '/apis/api.content.svc.run/v1alpha1/posts';
@@ -105,6 +106,30 @@ describe.each(STORES)('the response limit (%s)', (kind) => {
       expect((await fetch(`${gw.url}/livez`)).status).toBe(200);
     }, 60_000);
   }
+
+  it('GraphQL over GET and over graphql-ws (the envelop\'s own check, not the POST door\'s): the same refusal, no partial data', async () => {
+    const query = `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: contentSvcRun_v1alpha1_posts(size: 10000) { items { spec { content } } }`).join(' ')} }`;
+    const auth = `Basic ${Buffer.from('admin:test-admin-password').toString('base64')}`;
+    const got = await fetch(`${gw.url}/graphql?query=${encodeURIComponent(query)}`, { headers: { accept: 'application/json', authorization: auth } });
+    const text = await got.text();
+    expect(text.length).toBeLessThan(4096);
+    const body = JSON.parse(text);
+    expect(body.data).toBeUndefined();
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors[0].extensions.code).toBe('BAD_REQUEST');
+    refusal(body.errors[0].message);
+    const client = wsClient(gw, { authorization: auth });
+    try {
+      const results = await take(client.iterate({ query }), 1, 30_000);
+      expect(results).toHaveLength(1);
+      expect(results[0].data).toBeUndefined();
+      expect(results[0].errors).toHaveLength(1);
+      expect(results[0].errors[0].extensions.code).toBe('BAD_REQUEST');
+      refusal(results[0].errors[0].message);
+    } finally {
+      await client.dispose();
+    }
+  }, 60_000);
 
   it('GraphQL: lists within the limit together are answered', async () => {
     const res = await call(gw, 'POST', '/graphql', {
