@@ -5,7 +5,6 @@
  * counted unless a connection's `totalCount` is asked for.
  */
 import { BadRequest } from '../errors/index.js';
-import { LIMITS } from '../limits.js';
 import { checkLimit, cursorEncoder, decodeCursor, encodeCursor, type CursorScope } from '../query/cursor.js';
 import { checkFieldsIndexed, planListQuery } from '../query/plan.js';
 import type { ListParams, Requirement, SortSpec } from '../query/types.js';
@@ -129,14 +128,15 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
  * them marked numeric (for in-memory matching, query/match.ts).
  */
 export function planRequirements(entry: ModelEntry, labels: Requirement[], fields: Requirement[], sort: SortSpec[]): StoreQuery {
-  // The bounds of REST selectors (LIMITS.selectorTerms, selectorChars) hold for typed filters too.
+  // The bounds of REST selectors (the gateway's selectorTerms, selectorChars) hold for typed filters too.
+  const { selectorTerms, selectorChars } = entry.limits;
   const terms = [...labels, ...fields];
-  if (terms.length > LIMITS.selectorTerms) {
-    throw new BadRequest(`where has ${terms.length} conditions; at most ${LIMITS.selectorTerms} are allowed (limit: selector terms)`);
+  if (terms.length > selectorTerms) {
+    throw new BadRequest(`where has ${terms.length} conditions; at most ${selectorTerms} are allowed (limit: selector terms)`);
   }
   const chars = terms.reduce((n, r) => n + r.key.length + r.values.reduce((m, v) => m + v.length + 1, 0), 0);
-  if (chars > LIMITS.selectorChars) {
-    throw new BadRequest(`where is ${chars} characters long; at most ${LIMITS.selectorChars} are allowed (limit: selector length)`);
+  if (chars > selectorChars) {
+    throw new BadRequest(`where is ${chars} characters long; at most ${selectorChars} are allowed (limit: selector length)`);
   }
   const indexes = indexesOf(entry);
   checkFieldsIndexed(fields, indexes);

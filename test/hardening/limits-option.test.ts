@@ -140,6 +140,17 @@ describe.each(STORES)('GatewayOptions.limits is enforced row by row (%s)', (kind
     expect(r.body.detail).toContain('at most 2 are allowed (limit: selector terms)');
   });
 
+  it('selectorTerms and selectorChars hold for a GraphQL connection\'s where too (BAD_REQUEST)', async () => {
+    const q = (where: string) =>
+      call(gw, 'POST', '/graphql', { query: `{ peopleExampleCom_v1alpha1_personsConnection(first: 1, where: ${where}) { edges { cursor } } }` }, H);
+    const terms = await q('{ metadata: { labels: { matchLabels: { a: "1", b: "2", c: "3" } } } }');
+    expect(terms.body.errors?.[0]?.extensions?.code, JSON.stringify(terms.body)).toBe('BAD_REQUEST');
+    expect(terms.body.errors[0].message).toContain('at most 2 are allowed (limit: selector terms)');
+    const chars = await q(`{ metadata: { labels: { matchLabels: { k: "${'v'.repeat(40)}" } } } }`);
+    expect(chars.body.errors?.[0]?.extensions?.code, JSON.stringify(chars.body)).toBe('BAD_REQUEST');
+    expect(chars.body.errors[0].message).toContain('at most 40 are allowed (limit: selector length)');
+  });
+
   it('sortKeys: more sort keys are 400', async () => {
     const r = await call(gw, 'GET', `${PERSONS}?size=1&sort=metadata.name,asc&sort=metadata.creationTimestamp,desc`, undefined, H);
     expect(r.status).toBe(400);
