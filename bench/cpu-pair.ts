@@ -18,7 +18,8 @@
  * environment).
  *
  * Scenarios: rest-get, gql-get, gql-noop (`{ __typename }`), gql-field (the get selecting only
- * `kind`), rest-list, gql-list, create.
+ * `kind`), rest-list, gql-list, rest-keyset and gql-connection (the first page of the keyset
+ * bench, bench/lib/keyset.ts), create.
  *
  * Steps with no switch of their own (the GraphQL cost limit, the persisted-operation lookup) are
  * measured in process by bench/graphql-overhead.ts, as a share of this script's gql-get.
@@ -28,6 +29,7 @@ import http from 'node:http';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { gqlBody as connectionBody, restPath as keysetPath } from './lib/keyset.js';
 import { COLLECTION_PATH, GQL_GET, GQL_GET_KIND, GQL_LIST, NAMES, objectName, personBody, TEAM_LABEL, teamOf } from './lib/dataset.js';
 
 const OBJECTS = 300;
@@ -117,6 +119,9 @@ class Gateway {
             variables: { fs: [`spec.name=${NAMES[i % NAMES.length]}`], ls: [`${TEAM_LABEL}=${teamOf(i % NAMES.length)}`], sort: ['spec.name,asc'], page: 1, size: 20 },
           }),
         ),
+      // The first keyset page of the keyset bench (bench/lib/keyset.ts), over REST and as a connection.
+      'rest-keyset': () => g.request('GET', keysetPath(20, '')),
+      'gql-connection': () => g.request('POST', '/graphql', connectionBody(20, null)),
       // Created objects match none of the measured lists (their own name and team).
       create: () => {
         const body = personBody(OBJECTS + created++) as { metadata: { labels: Record<string, string> }; spec: Record<string, unknown> };

@@ -17,9 +17,9 @@ const CONNECTION =
   'edges { cursor node { apiVersion kind metadata { name labels version creationTimestamp } spec { name age gender } } } ' +
   'pageInfo { hasNextPage endCursor } resourceVersion } }';
 
-const restPath = (limit: number, token: string) => `${COLLECTION_PATH}?${QUERY}&limit=${limit}${token ? `&continue=${token}` : ''}`;
+export const restPath = (limit: number, token: string) => `${COLLECTION_PATH}?${QUERY}&limit=${limit}${token ? `&continue=${token}` : ''}`;
 const WHERE = { metadata: { labels: { matchLabels: { [TIER]: 'tier-0' } } } };
-const gqlBody = (first: number, after: string | null) => JSON.stringify({ query: CONNECTION, variables: { first, after, where: WHERE } });
+export const gqlBody = (first: number, after: string | null) => JSON.stringify({ query: CONNECTION, variables: { first, after, where: WHERE } });
 
 export interface KeysetSetup {
   depth: number;

@@ -101,21 +101,28 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
     from === undefined ? Promise.resolve(false) : readPage(entry, q, 1, from, !backward, true).then((p) => p.items.length > 0, () => false),
     args.total ? count(entry, q) : Promise.resolve(undefined),
   ]);
-  // An edge's cursor is made only when it is read (a client that pages by endCursor reads one).
+  // A cursor is made only when it is read (a client that pages by endCursor reads one), and
+  // once: the last edge's cursor is also the endCursor.
   const encode = cursorEncoder(scope);
   const keys = page.keys;
+  const made: string[] = [];
+  const cursorAt = (i: number): string | null => (i < 0 || i >= keys.length ? null : (made[i] ??= encode(keys[i]!)));
   return {
     edges: page.items.map((node, i) => ({
       node,
       get cursor() {
-        return encode(keys[i]!);
+        return cursorAt(i)!;
       },
     })),
     pageInfo: {
       hasNextPage: backward ? behind : page.more,
       hasPreviousPage: backward ? page.more : behind,
-      startCursor: keys.length ? encode(keys[0]!) : null,
-      endCursor: keys.length ? encode(keys.at(-1)!) : null,
+      get startCursor() {
+        return cursorAt(0);
+      },
+      get endCursor() {
+        return cursorAt(keys.length - 1);
+      },
     },
     ...(totalCount !== undefined && { totalCount }),
     resourceVersion: page.resourceVersion,
