@@ -95,15 +95,23 @@ export function connectionArgsOf(entry: ModelEntry, args: Record<string, unknown
   };
 }
 
-/** What the operations layer needs of the context: the caller and the operation's response budget. */
-export const operationContext = (ctx: GraphQLContext): OperationContext => ({ caller: ctx.caller, authorizer: ctx.authorizer, budget: ctx.budget });
+/**
+ * What a connection needs of the context: the caller, and the operation's response budget. Not in
+ * a subscription: its context lasts as long as it does, and each event is an answer of its own
+ * (each read then has a budget of its own).
+ */
+export const operationContext = (ctx: GraphQLContext, info: GraphQLResolveInfo): OperationContext => ({
+  caller: ctx.caller,
+  authorizer: ctx.authorizer,
+  ...(info.operation.operation !== 'subscription' && { budget: ctx.budget }),
+});
 
 /**
  * One connection page of `entry` for these arguments; `also` adds requirements the field itself
  * sets (a reverse relation with a cursor: the referring index holds the target's name).
  */
 export function resolveConnection(entry: ModelEntry, args: Record<string, unknown>, ctx: GraphQLContext, info: GraphQLResolveInfo, also: Requirement[] = []) {
-  return listConnection(operationContext(ctx), entry, connectionArgsOf(entry, args, info, also));
+  return listConnection(operationContext(ctx, info), entry, connectionArgsOf(entry, args, info, also));
 }
 
 export interface ConnectionField {

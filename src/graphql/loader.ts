@@ -12,6 +12,7 @@
  * as they are then; names repeated within one batch are read once.
  */
 import DataLoader from 'dataloader';
+import type { GraphQLResolveInfo } from 'graphql';
 import { getObjects, listConnections, namesPerRead, type ConnectionArgs, type ConnectionResult, type ModelEntry } from '../operations/index.js';
 import type { ApiObject } from '../store/object.js';
 import type { GraphQLContext } from './context.js';
@@ -30,20 +31,21 @@ function loaderOf<V>(ctx: GraphQLContext, key: unknown, make: () => DataLoader<s
 
 /** The object `name` of `entry`'s model, or null when there is none; rejects with the denial (an ApiError) or a store failure. */
 export function loadObject(ctx: GraphQLContext, entry: ModelEntry, name: string): Promise<ApiObject | null> {
-  return loaderOf(ctx, entry.model, () => new DataLoader<string, ApiObject | null>((names) => getObjects(operationContext(ctx), entry, names), { cache: false })).load(name);
+  const op = { caller: ctx.caller, authorizer: ctx.authorizer };
+  return loaderOf(ctx, entry.model, () => new DataLoader<string, ApiObject | null>((names) => getObjects(op, entry, names), { cache: false })).load(name);
 }
 
 /**
  * The first page (`args` holds no cursor) of `entry`'s objects whose index `index` holds `name`;
  * rejects with its refusal (an ApiError: the arguments, the list rule, its plan) or a store failure.
  */
-export function loadConnection(ctx: GraphQLContext, entry: ModelEntry, index: string, args: ConnectionArgs, name: string): Promise<ConnectionResult> {
+export function loadConnection(ctx: GraphQLContext, info: GraphQLResolveInfo, entry: ModelEntry, index: string, args: ConnectionArgs, name: string): Promise<ConnectionResult> {
   // Only pages of the same query (but for the name) are read together.
   const key = JSON.stringify([entry.model.group, entry.model.version, entry.model.plural, index, args]);
   const loader = loaderOf<ConnectionResult>(
     ctx,
     key,
-    () => new DataLoader<string, ConnectionResult>((names) => listConnections(operationContext(ctx), entry, args, index, names), { cache: false, maxBatchSize: namesPerRead(args) }),
+    () => new DataLoader<string, ConnectionResult>((names) => listConnections(operationContext(ctx, info), entry, args, index, names), { cache: false, maxBatchSize: namesPerRead(args) }),
   );
   return loader.load(name);
 }

@@ -246,7 +246,7 @@ export function addRelations(schema: GraphQLSchema, entries: readonly ModelEntry
         try {
           const cursor = (args.after ?? args.before ?? null) !== null;
           if (cursor) return await resolveConnection(source, args, ctx, info, [{ key: index, op: 'in', values: [name] }]);
-          return await loadConnection(ctx, source, index, connectionArgsOf(source, args, info), name);
+          return await loadConnection(ctx, info, source, index, connectionArgsOf(source, args, info), name);
         } catch (e) {
           if (e instanceof ApiError && (e.status === 401 || e.status === 403)) throw new Forbidden(e.message);
           throw e;

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, call, startTestGateway, STORES, type TestGateway } from '../helpers/gateway.js';
 import { pluginsDir, waitPhase, type PluginsDir } from '../plugins/fixtures.js';
-import { gql as post } from './helpers.js';
+import { gql as post, take, wsClient } from './helpers.js';
 
 const gql = (gw: TestGateway, query: string, variables?: Record<string, unknown>) => post(gw, query, variables, { authorization: adminAuth });
 
@@ -54,6 +54,8 @@ spec:
           path: spec.year
 `;
 
+/** A response limit small enough for a few pages of books to pass it (every query of this file stays far below). */
+const RESPONSE_BYTES = 64 * 1024;
 const AUTHORS = '/apis/rvb.example.com/v1/authors';
 const BOOKS = '/apis/rvb.example.com/v1/books';
 const pad = (i: number) => String(i).padStart(2, '0');
@@ -118,7 +120,7 @@ describe.each(STORES)('GraphQL reverse connections in batches (%s)', (kind) => {
   beforeAll(async () => {
     dir = await pluginsDir();
     await dir.write('rvb', { 'plugin.yaml': PLUGIN });
-    gw = await startTestGateway(kind, { pluginsDir: dir.dir });
+    gw = await startTestGateway(kind, { pluginsDir: dir.dir, limits: { responseBytes: RESPONSE_BYTES } });
     await waitPhase(gw, 'rvb', 'STARTED');
     for (let k = 0; k < AUTHOR_COUNT; k++) {
       expect((await call(gw, 'POST', AUTHORS, { metadata: { name: author(k) }, spec: { pen: `pen ${k}` } }, { authorization: adminAuth })).status).toBe(201);
@@ -223,5 +225,67 @@ describe.each(STORES)('GraphQL reverse connections in batches (%s)', (kind) => {
       x: { books: { edges: [{ node: { metadata: { name: 'b03-0' } } }] } },
       y: { books: { edges: [{ node: { metadata: { name: 'b03-0' } } }] }, two: { edges: [{ node: { metadata: { name: 'duo-2' } } }, { node: { metadata: { name: 'b03-2' } } }] } },
     });
+  });
+
+  it('connections and reverse connections spend the one response budget of the operation', async () => {
+    const all = await call(gw, 'GET', BOOKS, undefined, { authorization: adminAuth });
+    const bytes = Buffer.byteLength(JSON.stringify(all.body.items).slice(1, -1));
+    expect(bytes).toBeLessThan(RESPONSE_BYTES / 2);
+    const copies = Math.floor(RESPONSE_BYTES / bytes) + 1;
+    // Pages of other sizes: the same page asked twice on one level is read (and counted) once.
+    const aliases = (field: string) => Array.from({ length: copies }, (_, i) => `x${i}: ${field}(first: ${100 - i}) { edges { node { metadata { name } } } }`).join(' ');
+    // Each copy fits; together they are over.
+    for (const query of [`{ ${aliases('rvbExampleCom_v1_booksConnection')} }`, outer(aliases('books'))]) {
+      const r = await gql(gw, query);
+      expect(r.status, query).toBe(400);
+      expect(r.body.errors?.map((e: any) => e.extensions?.code)).toEqual(['BAD_REQUEST']);
+      expect(r.body.errors![0]!.message).toContain(`${RESPONSE_BYTES} bytes (limit: response size)`);
+    }
+    const one = await gql(gw, `{ ${aliases('rvbExampleCom_v1_booksConnection').split(' x1:')[0]} }`);
+    expect(one.body.errors).toBeUndefined();
+    expect(one.body.data.x0.edges).toHaveLength(all.body.items.length);
+  });
+
+  it('reverse connections resolve in subscription events too', async () => {
+    const client = wsClient(gw, { authorization: adminAuth });
+    try {
+      const events = client.iterate({
+        query: `subscription { rvbExampleCom_v1_watchAuthors(where: { metadata: { name: { in: ["a03", "a04"] } } }) {
+          type object { metadata { name } books(first: 2, orderBy: [METADATA_NAME_DESC]) { totalCount edges { node { metadata { name } } } } } } }`,
+      });
+      const got = await take(events, 2);
+      expect(got.map((e) => e.errors)).toEqual([undefined, undefined]);
+      const pages = Object.fromEntries(got.map((e) => [e.data.rvbExampleCom_v1_watchAuthors.object.metadata.name, e.data.rvbExampleCom_v1_watchAuthors.object.books]));
+      const page = (total: number, ...names: string[]) => ({ totalCount: total, edges: names.map((name) => ({ node: { metadata: { name } } })) });
+      expect(pages).toEqual({ a03: page(4, 'duo-2', 'b03-2'), a04: page(2, 'duo-3', 'duo-2') });
+      await events.return?.();
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it("each event of a subscription is an answer of its own: the pages of many events may pass the response limit together", async () => {
+    const all = await call(gw, 'GET', `${BOOKS}?fieldSelector=spec.authors=a00`, undefined, { authorization: adminAuth });
+    const bytes = Buffer.byteLength(JSON.stringify(all.body.items));
+    const events = Math.floor(RESPONSE_BYTES / bytes) + 2;
+    const client = wsClient(gw, { authorization: adminAuth });
+    try {
+      const stream = client.iterate({
+        query: `subscription { rvbExampleCom_v1_watchAuthors(where: { metadata: { name: { eq: "a00" } } }) { object { books(first: 100) { edges { node { metadata { name } } } } } } }`,
+      });
+      // ADDED, then the end of the initial events (no object).
+      const got = await take(stream, 2);
+      expect(got.map((e) => e.errors)).toEqual([undefined, undefined]);
+      for (let i = 1; i < events; i++) {
+        expect((await call(gw, 'PATCH', `${AUTHORS}/a00`, { spec: { pen: `pen ${i}` } }, { authorization: adminAuth, 'content-type': 'application/merge-patch+json' })).status).toBe(200);
+        got.push(...(await take(stream, 1)));
+      }
+      expect(got.map((e) => e.errors?.[0]?.message)).toEqual(got.map(() => undefined));
+      const pages = got.map((e) => e.data.rvbExampleCom_v1_watchAuthors.object?.books.edges.length);
+      expect(pages).toEqual([31, undefined, ...Array.from({ length: events - 1 }, () => 31)]);
+      await stream.return?.();
+    } finally {
+      await client.dispose();
+    }
   });
 });
