@@ -23,7 +23,7 @@ import {
   type GraphQLResolveInfo,
   type SelectionSetNode,
 } from 'graphql';
-import { listConnection, type ModelEntry } from '../operations/index.js';
+import { listConnection, type ConnectionArgs, type ModelEntry, type OperationContext } from '../operations/index.js';
 import type { Requirement, SortSpec } from '../query/types.js';
 import type { GraphQLContext } from './context.js';
 import { typeName } from './naming.js';
@@ -80,13 +80,10 @@ export function connectionArgs(filters: WhereTypes | { where: GraphQLInputType; 
   };
 }
 
-/**
- * One connection page of `entry` for these arguments; `also` adds requirements the field itself
- * sets (a reverse relation: the referring index holds the target's name).
- */
-export function resolveConnection(entry: ModelEntry, args: Record<string, unknown>, ctx: GraphQLContext, info: GraphQLResolveInfo, also: Requirement[] = []) {
+/** The operations layer's view of a connection field's arguments (`where` typed into requirements: BAD_REQUEST when invalid). */
+export function connectionArgsOf(entry: ModelEntry, args: Record<string, unknown>, info: GraphQLResolveInfo, also: Requirement[] = []): ConnectionArgs {
   const { labels, fields } = buildWhereTypes(entry.model).requirements(args.where);
-  return listConnection({ caller: ctx.caller, authorizer: ctx.authorizer }, entry, {
+  return {
     labels,
     fields: [...fields, ...also],
     sort: (args.orderBy ?? []) as SortSpec[],
@@ -95,7 +92,26 @@ export function resolveConnection(entry: ModelEntry, args: Record<string, unknow
     last: args.last as number | null | undefined,
     before: args.before as string | null | undefined,
     total: selects(info, 'totalCount'),
-  });
+  };
+}
+
+/**
+ * What a connection needs of the context: the caller, and the operation's response budget. Not in
+ * a subscription: its context lasts as long as it does, and each event is an answer of its own
+ * (each read then has a budget of its own).
+ */
+export const operationContext = (ctx: GraphQLContext, info: GraphQLResolveInfo): OperationContext => ({
+  caller: ctx.caller,
+  authorizer: ctx.authorizer,
+  ...(info.operation.operation !== 'subscription' && { budget: ctx.budget }),
+});
+
+/**
+ * One connection page of `entry` for these arguments; `also` adds requirements the field itself
+ * sets (a reverse relation with a cursor: the referring index holds the target's name).
+ */
+export function resolveConnection(entry: ModelEntry, args: Record<string, unknown>, ctx: GraphQLContext, info: GraphQLResolveInfo, also: Requirement[] = []) {
+  return listConnection(operationContext(ctx, info), entry, connectionArgsOf(entry, args, info, also));
 }
 
 export interface ConnectionField {

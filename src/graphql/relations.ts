@@ -15,9 +15,11 @@
  *
  * `reverse: name` adds to the target's type a connection field `name` (the arguments of a
  * connection) listing the referring objects whose indexed property holds the target's name,
- * under the referring model's `list` rule. Each target object needs its own keyset page (Relay
- * cursors per target), so it costs one store query per target object it is resolved on; the
- * cost limit (cost.ts) multiplies by the outer page's `first`, bounding how many run.
+ * under the referring model's `list` rule. Each target object has its own keyset page (Relay
+ * cursors per target), but the first pages asked with the same arguments on one level of the
+ * result are read together (loader.ts, operations/list-many.ts): one store query for them all,
+ * usually; with a cursor (`after`, `before`), which belongs to one target's page, the page is
+ * read alone. The cost limit (cost.ts) multiplies by the outer page's `first`.
  *
  * The fields are added when a schema is built (`addRelations`), not with each model's cached
  * types: a reference joins two models' types, and either model may be re-registered alone.
@@ -30,8 +32,8 @@ import type { Model } from '../registry/model.js';
 import type { ApiObject } from '../store/object.js';
 import type { GraphQLContext } from './context.js';
 import { buildModelTypes, REF_EXTENSION } from './json-schema-types.js';
-import { connectionArgs, resolveConnection } from './connections.js';
-import { loadObject } from './loader.js';
+import { connectionArgs, connectionArgsOf, resolveConnection } from './connections.js';
+import { loadConnection, loadObject } from './loader.js';
 import { describeModel, GRAPHQL_NAME, typeName } from './naming.js';
 
 /** Field extension marking a reference field (cost.ts multiplies below a list one). */
@@ -236,13 +238,15 @@ export function addRelations(schema: GraphQLSchema, entries: readonly ModelEntry
     const { source, index } = rev;
     fields[rev.field] = {
       type: connection,
-      description: `The ${source.model.plural} (${source.model.apiVersion}) whose ${index} names this object (x-svc-ref reverse), as a connection; under the list rule of ${source.model.plural} (denied: null with a FORBIDDEN error). One store query per object this field is resolved on.`,
+      description: `The ${source.model.plural} (${source.model.apiVersion}) whose ${index} names this object (x-svc-ref reverse), as a connection; under the list rule of ${source.model.plural} (denied: null with a FORBIDDEN error). The first pages of every object of a result level asked with the same arguments are read together (one store query, usually); a page after or before a cursor is read on its own.`,
       args: connectionArgs({ where, order }),
       resolve: async (src, args, ctx, info) => {
         const name = (src.metadata as { name?: unknown } | undefined)?.name;
         if (typeof name !== 'string') return null;
         try {
-          return await resolveConnection(source, args, ctx, info, [{ key: index, op: 'in', values: [name] }]);
+          const cursor = (args.after ?? args.before ?? null) !== null;
+          if (cursor) return await resolveConnection(source, args, ctx, info, [{ key: index, op: 'in', values: [name] }]);
+          return await loadConnection(ctx, info, source, index, connectionArgsOf(source, args, info), name);
         } catch (e) {
           if (e instanceof ApiError && (e.status === 401 || e.status === 403)) throw new Forbidden(e.message);
           throw e;

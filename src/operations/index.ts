@@ -19,3 +19,4 @@ export { prepareWatch } from './watch.js';
 export type { PreparedWatch, WatchSink } from './types.js';
 export { encodeWatchEvent, encodeWatchEventBytes, errorEvent } from '../watch/encode.js';
 export { getObjects, type GetOutcome } from './get-many.js';
+export { listConnections, namesPerRead, type ConnectionOutcome } from './list-many.js';

@@ -29,7 +29,7 @@ export interface KeysetListResult {
 }
 
 /** A planned query's scope, the one its tokens are bound to. */
-const scopeOf = (entry: ModelEntry, q: Pick<StoreQuery, 'where' | 'sort'>): CursorScope => ({
+export const scopeOf = (entry: ModelEntry, q: Pick<StoreQuery, 'where' | 'sort'>): CursorScope => ({
   model: `${entry.model.group}/${entry.model.version}/${entry.model.plural}`,
   where: q.where,
   sort: q.sort,
@@ -75,7 +75,7 @@ export interface ConnectionResult {
 }
 
 /** Relay's argument rules, checked before anything is read. */
-function checkConnectionArgs(a: ConnectionArgs): { n: number; backward: boolean } {
+export function checkConnectionArgs(a: ConnectionArgs): { n: number; backward: boolean } {
   const has = (v: unknown) => v !== undefined && v !== null;
   if (has(a.first) && has(a.last)) throw new BadRequest('give first or last, not both');
   if (has(a.first) && has(a.before)) throw new BadRequest('first cannot be combined with before (use last with before)');
@@ -101,6 +101,20 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
     from === undefined ? Promise.resolve(false) : readPage(entry, q, 1, from, !backward, true).then((p) => p.items.length > 0, () => false),
     args.total ? count(entry, q) : Promise.resolve(undefined),
   ]);
+  return connectionResult(scope, page, backward, behind, totalCount);
+}
+
+/**
+ * The answer of one connection from the page read (in the query's order; `more`: whether more
+ * lie beyond it in the reading direction) and whether anything lies on the other side.
+ */
+export function connectionResult(
+  scope: CursorScope,
+  page: { items: ApiObject[]; keys: SortKey[]; more: boolean; resourceVersion: string },
+  backward: boolean,
+  behind: boolean,
+  totalCount: number | undefined,
+): ConnectionResult {
   // A cursor is made only when it is read (a client that pages by endCursor reads one), and
   // once: the last edge's cursor is also the endCursor.
   const encode = cursorEncoder(scope);
@@ -154,7 +168,7 @@ export function planRequirements(entry: ModelEntry, labels: Requirement[], field
   return { ...q, where };
 }
 
-async function count(entry: ModelEntry, q: StoreQuery): Promise<number> {
+export async function count(entry: ModelEntry, q: StoreQuery): Promise<number> {
   try {
     return (await entry.store.list({ where: q.where, sort: q.sort, offset: 0, limit: 0 })).total;
   } catch (e) {
@@ -163,7 +177,7 @@ async function count(entry: ModelEntry, q: StoreQuery): Promise<number> {
 }
 
 /** Reverses an order: each term's direction (objects without a value move to the other end alike). */
-const reversed = (sort: SortTerm[]): SortTerm[] =>
+export const reversed = (sort: SortTerm[]): SortTerm[] =>
   keysetTerms(sort).map((t) => ({ index: t.index, direction: t.direction === 'asc' ? 'desc' : 'asc' }));
 
 /**

@@ -869,7 +869,7 @@ export type CrmExampleNetV1Person = Node & {
   metadata?: Maybe<ObjectMeta>;
   spec?: Maybe<CrmExampleNetV1PersonSpec>;
   status?: Maybe<Scalars['JSON']['output']>;
-  /** The deals (crm.example.net/v1) whose spec.contact names this object (x-svc-ref reverse), as a connection; under the list rule of deals (denied: null with a FORBIDDEN error). One store query per object this field is resolved on. */
+  /** The deals (crm.example.net/v1) whose spec.contact names this object (x-svc-ref reverse), as a connection; under the list rule of deals (denied: null with a FORBIDDEN error). The first pages of every object of a result level asked with the same arguments are read together (one store query, usually); a page after or before a cursor is read on its own. */
   deals?: Maybe<CrmExampleNetV1DealConnection>;
 };
 
