@@ -30,8 +30,9 @@ function loaderOf<V>(ctx: GraphQLContext, key: unknown, make: () => DataLoader<s
 }
 
 /** The object `name` of `entry`'s model, or null when there is none; rejects with the denial (an ApiError) or a store failure. */
-export function loadObject(ctx: GraphQLContext, entry: ModelEntry, name: string): Promise<ApiObject | null> {
-  const op = { caller: ctx.caller, authorizer: ctx.authorizer };
+export function loadObject(ctx: GraphQLContext, entry: ModelEntry, name: string, info: GraphQLResolveInfo): Promise<ApiObject | null> {
+  // The objects count against the operation's response limit (not a subscription's: see operationContext).
+  const op = operationContext(ctx, info);
   return loaderOf(ctx, entry.model, () => new DataLoader<string, ApiObject | null>((names) => getObjects(op, entry, names), { cache: false })).load(name);
 }
 

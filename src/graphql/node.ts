@@ -18,6 +18,7 @@ import {
   GraphQLNonNull,
   type GraphQLFieldConfig,
   type GraphQLFieldConfigMap,
+  type GraphQLResolveInfo,
 } from 'graphql';
 import { BadRequest } from '../errors/index.js';
 import type { ModelEntry } from '../operations/index.js';
@@ -82,25 +83,25 @@ export function idField(model: Model): GraphQLFieldConfig<Record<string, unknown
 /** `node` and `nodes`, resolving ids of the models in `entries`. */
 export function nodeFields(entries: readonly ModelEntry[]): GraphQLFieldConfigMap<unknown, GraphQLContext> {
   const byIdentity = new Map(entries.map((e) => [`${e.model.group}/${e.model.version}/${e.model.kind}`, e]));
-  const fetch = (ctx: GraphQLContext, id: ReturnType<typeof decodeId>) => {
+  const fetch = (ctx: GraphQLContext, id: ReturnType<typeof decodeId>, info: GraphQLResolveInfo) => {
     const entry = byIdentity.get(`${id.group}/${id.version}/${id.kind}`);
-    return entry ? loadObject(ctx, entry, id.name) : null;
+    return entry ? loadObject(ctx, entry, id.name, info) : null;
   };
   return {
     node: {
       type: NodeInterface,
       description: 'The object with this id, under its model\'s `get` rule; null when there is none.',
       args: { id: { type: new GraphQLNonNull(GraphQLID) } },
-      resolve: (_src, args: { id: string }, ctx) => fetch(ctx, decodeId(args.id)),
+      resolve: (_src, args: { id: string }, ctx, info) => fetch(ctx, decodeId(args.id), info),
     },
     nodes: {
       type: new GraphQLNonNull(new GraphQLList(NodeInterface)),
       description: `The objects with these ids (at most ${MAX_NODE_IDS}), in order; each as \`node\` answers it.`,
       args: { ids: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(GraphQLID))) } },
-      resolve: (_src, args: { ids: string[] }, ctx) => {
+      resolve: (_src, args: { ids: string[] }, ctx, info) => {
         if (args.ids.length > MAX_NODE_IDS) throw new BadRequest(`nodes takes at most ${MAX_NODE_IDS} ids, got ${args.ids.length}.`);
         const ids = args.ids.map(decodeId);
-        return ids.map((id) => fetch(ctx, id));
+        return ids.map((id) => fetch(ctx, id, info));
       },
     },
   };

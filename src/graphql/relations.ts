@@ -24,7 +24,7 @@
  * The fields are added when a schema is built (`addRelations`), not with each model's cached
  * types: a reference joins two models' types, and either model may be re-registered alone.
  */
-import { GraphQLEnumType, GraphQLList, GraphQLObjectType, isInputType, GraphQLString, getNamedType, isListType, isNonNullType, type GraphQLField, type GraphQLFieldConfigMap, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import { GraphQLEnumType, GraphQLList, GraphQLObjectType, isInputType, GraphQLString, getNamedType, isListType, isNonNullType, type GraphQLField, type GraphQLFieldConfigMap, type GraphQLOutputType, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import { ApiError, Forbidden } from '../errors/index.js';
 import type { ModelEntry } from '../operations/index.js';
@@ -177,10 +177,10 @@ export function reverseRelations(entries: readonly ModelEntry[]): ReverseRelatio
 }
 
 /** Resolves one reference: the object, null when missing, a FORBIDDEN error when denied. */
-async function resolveOne(ctx: GraphQLContext, entry: ModelEntry, name: unknown): Promise<ApiObject | null | Error> {
+async function resolveOne(ctx: GraphQLContext, entry: ModelEntry, name: unknown, info: GraphQLResolveInfo): Promise<ApiObject | null | Error> {
   if (typeof name !== 'string' || name === '') return null;
   try {
-    return await loadObject(ctx, entry, name);
+    return await loadObject(ctx, entry, name, info);
   } catch (e) {
     if (e instanceof ApiError && (e.status === 401 || e.status === 403)) return new Forbidden(e.message);
     throw e;
@@ -207,10 +207,10 @@ export function addRelations(schema: GraphQLSchema, entries: readonly ModelEntry
             type: new GraphQLList(target),
             description: `The ${what} objects named by \`${key}\` (x-svc-ref), in order; names with no object are left out, denied ones are null with a FORBIDDEN error.`,
             extensions: { [RELATION_EXTENSION]: ref },
-            resolve: async (src, _args, ctx) => {
+            resolve: async (src, _args, ctx, info) => {
               const names = src[key];
               if (!Array.isArray(names)) return null;
-              const outcomes = await Promise.all(names.map((n) => resolveOne(ctx, entry, n)));
+              const outcomes = await Promise.all(names.map((n) => resolveOne(ctx, entry, n, info)));
               return outcomes.filter((o) => o !== null);
             },
           }
@@ -218,8 +218,8 @@ export function addRelations(schema: GraphQLSchema, entries: readonly ModelEntry
             type: target,
             description: `The ${what} named by \`${key}\` (x-svc-ref); null when there is none, or with a FORBIDDEN error when the caller may not get it.`,
             extensions: { [RELATION_EXTENSION]: ref },
-            resolve: async (src, _args, ctx) => {
-              const outcome = await resolveOne(ctx, entry, src[key]);
+            resolve: async (src, _args, ctx, info) => {
+              const outcome = await resolveOne(ctx, entry, src[key], info);
               if (outcome instanceof Error) throw outcome;
               return outcome;
             },

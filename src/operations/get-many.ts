@@ -37,7 +37,13 @@ export async function getObjects(ctx: OperationContext, entry: ModelEntry, names
         // No limit: at most one object per name matches, and without a window the adapters
         // count nothing apart (MongoDB: one find, no countDocuments).
         offset: 0,
-      })).items, (read) => read);
+      })).items, (read) => {
+        // Counted as answered: a name asked n times (aliases of one `nodes`, references to one
+        // object) is read once but answered n times.
+        const times = new Map<string, number>();
+        for (const n of names) times.set(n, (times.get(n) ?? 0) + 1);
+        return read.flatMap((o) => Array<ApiObject>(times.get(o.metadata.name) ?? 1).fill(o));
+      });
       for (const obj of items) found.set(obj.metadata.name, present(entry, obj));
     } catch (e) {
       storeFailure(entry, '', e);

@@ -131,6 +131,32 @@ describe.each(STORES)('the response limit (%s)', (kind) => {
     }
   }, 60_000);
 
+  it('GraphQL: connections and nodes share the one limit too: 400 BAD_REQUEST, no partial data', async () => {
+    const auth = `Basic ${Buffer.from('admin:test-admin-password').toString('base64')}`;
+    const ask = async (query: string) => {
+      const res = await fetch(`${gw.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: auth },
+        body: JSON.stringify({ query }),
+      });
+      const text = await res.text();
+      expect(text.length, text.slice(0, 300)).toBeLessThan(4096);
+      const body = JSON.parse(text);
+      expect(body.data).toBeUndefined();
+      expect(body.errors).toHaveLength(1);
+      expect(body.errors[0].extensions.code).toBe('BAD_REQUEST');
+      refusal(body.errors[0].message);
+      expect(res.status).toBe(400);
+    };
+    const aliases = (field: string) => `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: ${field}`).join(' ')} }`;
+    await ask(aliases('contentSvcRun_v1alpha1_postsConnection(first: 1000) { edges { node { spec { content } } } }'));
+    // 10 ids (10 MB, within the limit alone), asked by 20 aliases: 200 MB.
+    const ids = await call(gw, 'POST', '/graphql', { query: '{ contentSvcRun_v1alpha1_postsConnection(first: 10) { edges { node { id } } } }' });
+    const list = ids.body.data.contentSvcRun_v1alpha1_postsConnection.edges.map((e: any) => e.node.id);
+    expect(list).toHaveLength(10);
+    await ask(aliases(`nodes(ids: ${JSON.stringify(list)}) { ... on ContentSvcRunV1alpha1Post { spec { content } } }`));
+  }, 120_000);
+
   it('GraphQL: lists within the limit together are answered', async () => {
     const res = await call(gw, 'POST', '/graphql', {
       query: `{ a: contentSvcRun_v1alpha1_posts(size: 5) { items { metadata { name } } } b: contentSvcRun_v1alpha1_posts(size: 5, page: 2) { items { metadata { name } } } c: contentSvcRun_v1alpha1_post(name: "big-0") { metadata { name } } }`,
