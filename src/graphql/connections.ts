@@ -23,7 +23,7 @@ import {
   type GraphQLResolveInfo,
   type SelectionSetNode,
 } from 'graphql';
-import { listConnection, type ConnectionArgs, type ModelEntry, type OperationContext } from '../operations/index.js';
+import { listConnection, type ConnectionArgs, type ConnectionResult, type ModelEntry, type OperationContext } from '../operations/index.js';
 import type { Requirement, SortSpec } from '../query/types.js';
 import type { GraphQLContext } from './context.js';
 import { typeName } from './naming.js';
@@ -35,8 +35,10 @@ export const PageInfo = new GraphQLObjectType({
   name: 'PageInfo',
   description: 'Relay page information.',
   fields: {
-    hasNextPage: { type: nonNull(GraphQLBoolean) },
-    hasPreviousPage: { type: nonNull(GraphQLBoolean) },
+    // Resolvers of their own: the side beyond a cursor is read only when asked, and the answer
+    // is then a promise (operations/list-page.ts), which graphql-jit awaits only from a resolver.
+    hasNextPage: { type: nonNull(GraphQLBoolean), resolve: (p: ConnectionResult['pageInfo']) => p.hasNextPage },
+    hasPreviousPage: { type: nonNull(GraphQLBoolean), resolve: (p: ConnectionResult['pageInfo']) => p.hasPreviousPage },
     startCursor: { type: GraphQLString },
     endCursor: { type: GraphQLString },
   },

@@ -69,7 +69,8 @@ export interface ConnectionArgs {
 
 export interface ConnectionResult {
   edges: { cursor: string; node: ApiObject }[];
-  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  /** hasNextPage or hasPreviousPage may be a promise: the read of the other side starts when it is asked. */
+  pageInfo: { hasNextPage: boolean | Promise<boolean>; hasPreviousPage: boolean | Promise<boolean>; startCursor: string | null; endCursor: string | null };
   totalCount?: number;
   resourceVersion: string;
 }
@@ -94,13 +95,16 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
   const scope = scopeOf(entry, q);
   const token = backward ? args.before : args.after;
   const from = token === undefined || token === null ? undefined : decodeCursor(scope, token, backward ? 'before cursor' : 'after cursor');
-  const [page, behind, totalCount] = await Promise.all([
+  const [page, totalCount] = await Promise.all([
     readWithin(ctx, entry.limits, () => readPage(entry, q, n, from, backward), (p) => p.items),
-    // Whether anything lies on the other side of the page (the cursor's object included): one
-    // object at most, from the index.
-    from === undefined ? Promise.resolve(false) : readPage(entry, q, 1, from, !backward, true).then((p) => p.items.length > 0, () => false),
     args.total ? count(entry, q) : Promise.resolve(undefined),
   ]);
+  // Whether anything lies on the other side of the page (the cursor's object included): one
+  // object at most, from the index, read only when the answer is (hasPreviousPage after a
+  // cursor, hasNextPage before one; a client paging on reads neither).
+  let other: Promise<boolean> | undefined;
+  const behind = () =>
+    from === undefined ? false : (other ??= readPage(entry, q, 1, from, !backward, true).then((p) => p.items.length > 0, () => false));
   return connectionResult(scope, page, backward, behind, totalCount);
 }
 
@@ -112,9 +116,10 @@ export function connectionResult(
   scope: CursorScope,
   page: { items: ApiObject[]; keys: SortKey[]; more: boolean; resourceVersion: string },
   backward: boolean,
-  behind: boolean,
+  behind: boolean | (() => boolean | Promise<boolean>),
   totalCount: number | undefined,
 ): ConnectionResult {
+  const beyond = typeof behind === 'function' ? behind : () => behind;
   // A cursor is made only when it is read (a client that pages by endCursor reads one), and
   // once: the last edge's cursor is also the endCursor.
   const encode = cursorEncoder(scope);
@@ -129,8 +134,12 @@ export function connectionResult(
       },
     })),
     pageInfo: {
-      hasNextPage: backward ? behind : page.more,
-      hasPreviousPage: backward ? page.more : behind,
+      get hasNextPage() {
+        return backward ? beyond() : page.more;
+      },
+      get hasPreviousPage() {
+        return backward ? page.more : beyond();
+      },
       get startCursor() {
         return cursorAt(0);
       },
