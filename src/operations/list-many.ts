@@ -71,7 +71,10 @@ export async function listConnections(
   }
   const planned = [...plans].filter((p): p is [string, StoreQuery] => !(p[1] instanceof ApiError));
   if (planned.length === 0) return names.map((name) => plans.get(name) as ApiError);
-  const { read, resourceVersion } = await readFirstObjects(ctx, entry, planned[0]![1], planned.map(([name]) => name), n, backward);
+  // A name asked n times (aliases with the same arguments) is read once and answered n times.
+  const times = new Map<string, number>();
+  for (const name of names) times.set(name, (times.get(name) ?? 0) + 1);
+  const { read, resourceVersion } = await readFirstObjects(ctx, entry, planned[0]![1], planned.map(([name]) => name), n, backward, times);
   const answers = new Map<string, ConnectionOutcome>();
   await Promise.all(
     planned.map(async ([name, q]) => {
@@ -94,7 +97,15 @@ export async function listConnections(
  * The first n + 1 objects (fewer: all of them) of each name, in the reading order, with their
  * keys. `template` is the plan of one of the names: its last requirement is that name's.
  */
-async function readFirstObjects(ctx: OperationContext, entry: ModelEntry, template: StoreQuery, names: string[], n: number, backward: boolean) {
+async function readFirstObjects(
+  ctx: OperationContext,
+  entry: ModelEntry,
+  template: StoreQuery,
+  names: string[],
+  n: number,
+  backward: boolean,
+  times: ReadonlyMap<string, number>,
+) {
   const shared = template.where.slice(0, -1);
   const own = template.where.at(-1)!;
   const sort = backward ? reversed(template.sort) : keysetTerms(template.sort);
@@ -120,7 +131,8 @@ async function readFirstObjects(ctx: OperationContext, entry: ModelEntry, templa
         } catch (e) {
           storeFailure(entry, '', e);
         }
-        // The objects answered: each kept object once per name whose page it is on.
+        // The objects answered: each kept object once per name whose page it is on, and per
+        // time that name was asked (the response budget counts what is answered).
         const answered: ApiObject[] = [];
         page.items.forEach((obj, i) => {
           let shown: ApiObject | undefined;
@@ -130,7 +142,7 @@ async function readFirstObjects(ctx: OperationContext, entry: ModelEntry, templa
             shown ??= present(entry, obj);
             mine.items.push(shown);
             mine.keys.push(page.keys[i]!);
-            if (mine.items.length <= n) answered.push(shown);
+            if (mine.items.length <= n) for (let t = times.get(value) ?? 1; t > 0; t--) answered.push(shown);
           }
         });
         return { more: page.more, last: page.keys.at(-1), answered };
