@@ -69,7 +69,7 @@ describe('MongoDB commands per keyset page', () => {
     expect(Number(find.skip ?? 0) + Number(find.limit ?? 0)).toBeGreaterThanOrEqual(N - LIMIT);
   });
 
-  it('GraphQL: a connection page deep in the list is one find of first + 1 documents', async () => {
+  it('GraphQL: a connection page deep in the list is one find of first + 1 documents; hasPreviousPage, when selected, one more', async () => {
     const field = 'keysetExampleCom_v1_itemsConnection';
     let after: string | null = null;
     for (let n = 0; n < N / LIMIT; n++) {
@@ -77,13 +77,22 @@ describe('MongoDB commands per keyset page', () => {
       const cs = await log.during(async () => {
         body = (await gql(gw, `query($a: String) { ${field}(first: ${LIMIT}, after: $a, orderBy: [SPEC_TEAM_ASC]) { edges { node { metadata { name } } } pageInfo { endCursor hasNextPage } } }`, { a: after }, { authorization: adminAuth })).body;
       }, onItems);
-      // with `after`, one more find of one document tells whether anything lies before it
+      // hasPreviousPage is not selected: nothing is read about the side before the cursor
       const finds = cs.filter((c) => c.name === 'find');
       expect(cs.length, describeCommands(cs)).toBe(finds.length);
-      onePageFind([finds.find((c) => Number(c.command.limit) === LIMIT + 1)!], `connection page ${n + 1}`);
+      onePageFind(finds, `connection page ${n + 1}`);
       expect(finds.every((c) => Number(c.command.limit) <= LIMIT + 1 && !c.command.skip)).toBe(true);
-      expect(finds.length).toBe(after === null ? 1 : 2);
       after = body.data[field].pageInfo.endCursor;
     }
+    // Selected after a cursor, hasPreviousPage costs one more find of at most two documents.
+    let body: any;
+    const cs = await log.during(async () => {
+      body = (await gql(gw, `query($a: String) { ${field}(first: ${LIMIT}, after: $a, orderBy: [SPEC_TEAM_ASC]) { edges { node { metadata { name } } } pageInfo { hasPreviousPage } } }`, { a: after }, { authorization: adminAuth })).body;
+    }, onItems);
+    const finds = cs.filter((c) => c.name === 'find');
+    expect(finds, describeCommands(cs)).toHaveLength(2);
+    expect(finds.every((c) => !c.command.skip)).toBe(true);
+    expect(finds.filter((c) => Number(c.command.limit) <= 2)).toHaveLength(1);
+    expect(body.data[field].pageInfo.hasPreviousPage).toBe(true);
   });
 });
