@@ -142,3 +142,23 @@ export function median(values: number[]): number {
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
+
+/**
+ * A/B rounds of two sides: each round runs both, the side that goes first alternating, so the
+ * machine's drift falls on both. Returns each side's runs in round order and the per-round
+ * ratios of their req/s (first side ÷ second).
+ */
+export async function alternatingRounds<S extends string>(
+  rounds: number,
+  sides: readonly [S, S],
+  run: (side: S, round: number) => Promise<LoadResult>,
+): Promise<{ runs: Record<S, LoadResult[]>; ratios: number[] }> {
+  const [a, b] = sides;
+  const runs = { [a]: [], [b]: [] } as unknown as Record<S, LoadResult[]>;
+  const ratios: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    for (const side of round % 2 ? [b, a] : [a, b]) runs[side].push(await run(side, round));
+    ratios.push(runs[a][round]!.rps / runs[b][round]!.rps);
+  }
+  return { runs, ratios };
+}

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BenchChild } from './children.js';
 import type { GatewayChildConfig } from './gateway-child.js';
-import { HttpClient, median, percentile, runLoad, type RequestSpec } from './load.js';
+import { alternatingRounds, HttpClient, median, percentile, runLoad, type RequestSpec } from './load.js';
 
 const PERSONS = '/apis/people.example.com/v1alpha1/persons';
 
@@ -73,20 +73,9 @@ export async function benchOps(o: OpsBenchOptions): Promise<OpsBenchResult> {
     for (const [name, s] of Object.entries(scenarios)) {
       await run('on', s.make, s.ok, o.warmup);
       await run('off', s.make, s.ok, o.warmup);
-      const ratios: number[] = [];
-      const rps = { on: [] as number[], off: [] as number[] };
-      const p99 = { on: [] as number[], off: [] as number[] };
-      for (let round = 0; round < o.rounds; round++) {
-        const order: ('on' | 'off')[] = round % 2 ? ['off', 'on'] : ['on', 'off'];
-        const got: Record<string, number> = {};
-        for (const side of order) {
-          const r = await run(side, s.make, s.ok, o.requests);
-          got[side] = r.rps;
-          rps[side].push(r.rps);
-          p99[side].push(percentile(r.latencies, 99));
-        }
-        ratios.push(got.on! / got.off!);
-      }
+      const { runs, ratios } = await alternatingRounds(o.rounds, ['on', 'off'], (side) => run(side, s.make, s.ok, o.requests));
+      const rps = { on: runs.on.map((r) => r.rps), off: runs.off.map((r) => r.rps) };
+      const p99 = { on: runs.on.map((r) => percentile(r.latencies, 99)), off: runs.off.map((r) => percentile(r.latencies, 99)) };
       const ratio = median(ratios);
       rows.push({ what: `${name}: throughput on ÷ off`, value: ratio, unit: '', target: '≥ 0.9×', pass: ratio >= 0.9 });
       rows.push({ what: `${name}: req/s on / off`, value: median(rps.on), unit: `/ ${median(rps.off).toFixed(0)} req/s`, target: '', pass: undefined });

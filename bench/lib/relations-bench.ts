@@ -10,7 +10,7 @@
  */
 import { BenchChild } from './children.js';
 import type { GatewayChildConfig } from './gateway-child.js';
-import { HttpClient, median, percentile, runLoad, type RequestSpec } from './load.js';
+import { alternatingRounds, HttpClient, median, percentile, runLoad, type RequestSpec } from './load.js';
 
 const PAGE = 40;
 const DEALS = 2000;
@@ -89,25 +89,16 @@ export async function benchRelations(o: RelationsBenchOptions): Promise<Relation
     };
     await run('with', o.warmup);
     await run('without', o.warmup);
-    const ratios: number[] = [];
-    const rps = { with: [] as number[], without: [] as number[] };
-    const p50 = { with: [] as number[], without: [] as number[] };
-    for (let round = 0; round < o.rounds; round++) {
-      const order: ('with' | 'without')[] = round % 2 ? ['without', 'with'] : ['with', 'without'];
-      const got: Record<string, number> = {};
-      for (const side of order) {
-        const r = await run(side, o.requests);
-        got[side] = r.rps;
-        rps[side].push(r.rps);
-        p50[side].push(percentile(r.latencies, 50));
-        console.log(`  round ${round + 1} ${side.padEnd(7)} ${r.rps.toFixed(0)} req/s  p50 ${percentile(r.latencies, 50).toFixed(1)} ms`);
-      }
-      ratios.push(got.with! / got.without!);
-    }
+    const { runs, ratios } = await alternatingRounds(o.rounds, ['with', 'without'], async (side, round) => {
+      const r = await run(side, o.requests);
+      console.log(`  round ${round + 1} ${side.padEnd(7)} ${r.rps.toFixed(0)} req/s  p50 ${percentile(r.latencies, 50).toFixed(1)} ms`);
+      return r;
+    });
+    const p50 = (side: 'with' | 'without') => median(runs[side].map((r) => percentile(r.latencies, 50)));
     return {
       ratio: median(ratios),
-      rps: { with: median(rps.with), without: median(rps.without) },
-      p50: { with: median(p50.with), without: median(p50.without) },
+      rps: { with: median(runs.with.map((r) => r.rps)), without: median(runs.without.map((r) => r.rps)) },
+      p50: { with: p50('with'), without: p50('without') },
     };
   } finally {
     client.close();
