@@ -87,7 +87,7 @@ export async function listConnections(
         page.items.reverse();
         page.keys.reverse();
       }
-      answers.set(name, connectionResult(scopeOf(entry, q), page, backward, false, totalCount));
+      answers.set(name, connectionResult(scopeOf(entry, q), page, backward, () => false, totalCount));
     }),
   );
   return names.map((name) => answers.get(name) ?? (plans.get(name) as ApiError));

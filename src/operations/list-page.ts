@@ -110,16 +110,16 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
 
 /**
  * The answer of one connection from the page read (in the query's order; `more`: whether more
- * lie beyond it in the reading direction) and whether anything lies on the other side.
+ * lie beyond it in the reading direction) and `behind`: whether anything lies on the other side,
+ * asked only when pageInfo needs it.
  */
 export function connectionResult(
   scope: CursorScope,
   page: { items: ApiObject[]; keys: SortKey[]; more: boolean; resourceVersion: string },
   backward: boolean,
-  behind: boolean | (() => boolean | Promise<boolean>),
+  behind: () => boolean | Promise<boolean>,
   totalCount: number | undefined,
 ): ConnectionResult {
-  const beyond = typeof behind === 'function' ? behind : () => behind;
   // A cursor is made only when it is read (a client that pages by endCursor reads one), and
   // once: the last edge's cursor is also the endCursor.
   const encode = cursorEncoder(scope);
@@ -135,10 +135,10 @@ export function connectionResult(
     })),
     pageInfo: {
       get hasNextPage() {
-        return backward ? beyond() : page.more;
+        return backward ? behind() : page.more;
       },
       get hasPreviousPage() {
-        return backward ? page.more : beyond();
+        return backward ? page.more : behind();
       },
       get startCursor() {
         return cursorAt(0);
