@@ -11,9 +11,9 @@
  *    those operations run, sent by hash or as their exact text; anything else is BAD_REQUEST
  *    (HTTP 400), and nothing is remembered.
  *
- * graphql-yoga's plugin-apq and plugin-persisted-operations do the same on yoga's own request
- * path only (its `onParams` hook); the POST door (node-http.ts) and graphql-ws do not pass
- * there, so the rule is written once here and each door asks `resolve`.
+ * graphql-yoga's plugin-apq and plugin-persisted-operations (not dependencies) do the same on
+ * yoga's own request path only (its `onParams` hook); the POST door (node-http.ts) and
+ * graphql-ws do not pass there, so the rule is written once here and each door asks `resolve`.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
