@@ -109,6 +109,35 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
 }
 
 /**
+ * The cursors of one page: each made only when it is read (a client that pages by endCursor
+ * reads one), and once (the last edge's cursor is also the endCursor).
+ */
+class Cursors {
+  private readonly made: string[] = [];
+  constructor(
+    private readonly encode: (key: SortKey) => string,
+    private readonly keys: readonly SortKey[],
+  ) {}
+
+  at(i: number): string | null {
+    return i < 0 || i >= this.keys.length ? null : (this.made[i] ??= this.encode(this.keys[i]!));
+  }
+}
+
+/** One edge: its cursor is made when read (a class, so a page of edges shares one getter). */
+class Edge {
+  constructor(
+    readonly node: ApiObject,
+    private readonly cursors: Cursors,
+    private readonly i: number,
+  ) {}
+
+  get cursor(): string {
+    return this.cursors.at(this.i)!;
+  }
+}
+
+/**
  * The answer of one connection from the page read (in the query's order; `more`: whether more
  * lie beyond it in the reading direction) and `behind`: whether anything lies on the other side,
  * asked only when pageInfo needs it.
@@ -120,19 +149,9 @@ export function connectionResult(
   behind: () => boolean | Promise<boolean>,
   totalCount: number | undefined,
 ): ConnectionResult {
-  // A cursor is made only when it is read (a client that pages by endCursor reads one), and
-  // once: the last edge's cursor is also the endCursor.
-  const encode = cursorEncoder(scope);
-  const keys = page.keys;
-  const made: string[] = [];
-  const cursorAt = (i: number): string | null => (i < 0 || i >= keys.length ? null : (made[i] ??= encode(keys[i]!)));
+  const cursors = new Cursors(cursorEncoder(scope), page.keys);
   return {
-    edges: page.items.map((node, i) => ({
-      node,
-      get cursor() {
-        return cursorAt(i)!;
-      },
-    })),
+    edges: page.items.map((node, i) => new Edge(node, cursors, i)),
     pageInfo: {
       get hasNextPage() {
         return backward ? behind() : page.more;
@@ -141,10 +160,10 @@ export function connectionResult(
         return backward ? page.more : behind();
       },
       get startCursor() {
-        return cursorAt(0);
+        return cursors.at(0);
       },
       get endCursor() {
-        return cursorAt(keys.length - 1);
+        return cursors.at(page.keys.length - 1);
       },
     },
     ...(totalCount !== undefined && { totalCount }),
