@@ -16,7 +16,7 @@
  * deleted, recreated under the same name or given a new password (docs/API.md §2). A token
  * belongs to the user object it was minted for, not to the name.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Unauthenticated } from '../errors/index.js';
 import type { ApiObject } from '../store/object.js';
 import type { SecurityGeneration } from './generation.js';
@@ -67,7 +67,8 @@ function basicUsername(value: string): string {
   return colon > 0 ? decoded.slice(0, colon) : '';
 }
 
-const headerDigest = (h: string) => createHash('sha256').update(h).digest('base64');
+/** One-shot `crypto.hash`: for a text this short about half the time of a Hash object. */
+const headerDigest = (h: string) => hash('sha256', h, 'base64');
 
 /** True for a stored user that is neither disabled nor being deleted. */
 const active = (user: ApiObject | null): user is ApiObject =>

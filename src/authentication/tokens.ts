@@ -13,7 +13,7 @@
  * the registry, so no generated route or GraphQL field can ever show a digest; the endpoints
  * are in pipeline/platform-routes.ts.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Invalid, NotFound } from '../errors/index.js';
 import { envelope, type ListResult } from '../query/envelope.js';
 import { compileModel } from '../registry/compile.js';
@@ -38,7 +38,7 @@ const TOKEN_MODEL = compileModel(
   { platform: true, extraTopLevel: ['secretDigest', 'ownerCreated'] },
 );
 
-const digest = (secret: string) => createHash('sha256').update(secret).digest('hex');
+const digest = (secret: string) => hash('sha256', secret, 'hex');
 
 /** What leaves the gateway: never the digest (nor the owner's recorded identity). */
 function present(obj: ApiObject): ApiObject {

@@ -7,14 +7,20 @@
 import type { IncomingMessage } from 'node:http';
 import { PayloadTooLarge } from '../errors/index.js';
 
+const tooLarge = (limit: number) => new PayloadTooLarge(`the request body exceeds ${limit} bytes (limit: body size ${limit} bytes)`);
+
 /** `limit` and `discardLimit`: the gateway's bodyBytes and discardBytes (src/limits.ts). */
 export function readBody(req: IncomingMessage, limit: number, discardLimit: number): Promise<Buffer> {
+  return received(req, limit) ?? stream(req, limit, discardLimit);
+}
+
+/** The body as it comes, chunk by chunk. */
+function stream(req: IncomingMessage, limit: number, discardLimit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const tooLarge = () => new PayloadTooLarge(`the request body exceeds ${limit} bytes (limit: body size ${limit} bytes)`);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > discardLimit) {
       req.resume();
-      reject(tooLarge());
+      reject(tooLarge(limit));
       return;
     }
     const chunks: Buffer[] = [];
@@ -33,19 +39,39 @@ export function readBody(req: IncomingMessage, limit: number, discardLimit: numb
         over = true;
         chunks.length = 0;
         if (size > discardLimit) {
-          done(() => reject(tooLarge()));
+          done(() => reject(tooLarge(limit)));
           req.resume(); // keep draining whatever else arrives until the socket closes
         }
         return;
       }
       chunks.push(chunk);
     };
-    const onEnd = () => done(() => (over ? reject(tooLarge()) : resolve(Buffer.concat(chunks, size))));
+    const onEnd = () => done(() => (over ? reject(tooLarge(limit)) : resolve(Buffer.concat(chunks, size))));
     const onError = (e: Error) => done(() => reject(e));
-    const onClose = () => done(() => reject(over ? tooLarge() : new Error('the client closed the request')));
+    const onClose = () => done(() => reject(over ? tooLarge(limit) : new Error('the client closed the request')));
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('close', onClose);
   });
+}
+
+/**
+ * The body of a request whose declared length the parser has already buffered (a small body
+ * usually arrives with its headers), taken from the stream's buffer at once, without a
+ * listener: or undefined, to read it as it comes. Nothing is left to discard then, so over the
+ * limit is a 413 at once.
+ */
+function received(req: IncomingMessage, limit: number): Promise<Buffer> | undefined {
+  const declared = req.headers['content-length'];
+  if (declared === undefined || req.readableFlowing !== null || req.readableEnded) return undefined;
+  const length = Number(declared);
+  if (!Number.isSafeInteger(length) || req.readableLength < length) return undefined;
+  if (length > limit) {
+    req.resume();
+    return Promise.reject(tooLarge(limit));
+  }
+  const chunks: Buffer[] = [];
+  for (let chunk: Buffer | null; (chunk = req.read() as Buffer | null) !== null; ) chunks.push(chunk);
+  return Promise.resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
 }
