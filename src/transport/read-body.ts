@@ -10,8 +10,15 @@ import { PayloadTooLarge } from '../errors/index.js';
 const tooLarge = (limit: number) => new PayloadTooLarge(`the request body exceeds ${limit} bytes (limit: body size ${limit} bytes)`);
 
 /** `limit` and `discardLimit`: the gateway's bodyBytes and discardBytes (src/limits.ts). */
-export function readBody(req: IncomingMessage, limit: number, discardLimit: number): Promise<Buffer> {
-  return received(req, limit) ?? stream(req, limit, discardLimit);
+export async function readBody(req: IncomingMessage, limit: number, discardLimit: number): Promise<Buffer> {
+  // The 'request' event is emitted from inside the parser, before it reaches the body of the
+  // same packet: one microtask later it is through it, and a small body is buffered whole.
+  let whole = received(req, limit);
+  if (!whole) {
+    await null;
+    whole = received(req, limit);
+  }
+  return whole ?? stream(req, limit, discardLimit);
 }
 
 /** The body as it comes, chunk by chunk. */
