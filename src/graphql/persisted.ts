@@ -15,7 +15,7 @@
  * yoga's own request path only (its `onParams` hook); the POST door (node-http.ts) and
  * graphql-ws do not pass there, so the rule is written once here and each door asks `resolve`.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { GraphQLError, parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -25,7 +25,7 @@ const MAX_ENTRIES = 1000;
 const MAX_BYTES = 16 * 1024 * 1024;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
-export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+export const sha256Hex = (text: string): string => hash('sha256', text, 'hex');
 
 /** The parameters a door has: a query text (may be absent or empty with a hash) and extensions. */
 export interface PersistedParams {

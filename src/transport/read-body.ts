@@ -18,7 +18,7 @@ export async function readBody(req: IncomingMessage, limit: number, discardLimit
     await null;
     whole = received(req, limit);
   }
-  return whole ?? stream(req, limit, discardLimit);
+  return whole ?? (await stream(req, limit, discardLimit));
 }
 
 /** The body as it comes, chunk by chunk. */
@@ -67,18 +67,18 @@ function stream(req: IncomingMessage, limit: number, discardLimit: number): Prom
  * The body of a request whose declared length the parser has already buffered (a small body
  * usually arrives with its headers), taken from the stream's buffer at once, without a
  * listener: or undefined, to read it as it comes. Nothing is left to discard then, so over the
- * limit is a 413 at once.
+ * limit is a 413 at once (thrown).
  */
-function received(req: IncomingMessage, limit: number): Promise<Buffer> | undefined {
+function received(req: IncomingMessage, limit: number): Buffer | undefined {
   const declared = req.headers['content-length'];
   if (declared === undefined || req.readableFlowing !== null || req.readableEnded) return undefined;
   const length = Number(declared);
   if (!Number.isSafeInteger(length) || req.readableLength < length) return undefined;
   if (length > limit) {
     req.resume();
-    return Promise.reject(tooLarge(limit));
+    throw tooLarge(limit);
   }
   const chunks: Buffer[] = [];
   for (let chunk: Buffer | null; (chunk = req.read() as Buffer | null) !== null; ) chunks.push(chunk);
-  return Promise.resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
