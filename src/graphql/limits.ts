@@ -131,6 +131,15 @@ function variablesTooDeep(variables: unknown, max: number): { errors: GraphQLErr
 }
 
 /**
+ * Variables that came in a body whose whole text passed `bodyTooDeep` (node-http.ts): they are
+ * shallower than the body, so `onExecute` does not walk them again.
+ */
+const boundedVariables = new WeakSet<object>();
+export function markVariablesBounded(variables: unknown): void {
+  if (typeof variables === 'object' && variables !== null) boundedVariables.add(variables);
+}
+
+/**
  * A POST body (JSON text) nested deeper than the JSON depth limit, refused before it is parsed:
  * variables that deep would exhaust the stack of input coercion and of the merge patch.
  */
@@ -158,7 +167,7 @@ export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
   const wrapped = new WeakMap<ParseFn, ParseFn>();
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const refused = variablesTooDeep(args.variableValues, limits.jsonDepth);
+      const refused = boundedVariables.has(args.variableValues as object) ? undefined : variablesTooDeep(args.variableValues, limits.jsonDepth);
       if (refused) return setResultAndStopExecution(refused);
       const budget = (args.contextValue as { budget?: ResponseBudget }).budget;
       if (!budget) return;

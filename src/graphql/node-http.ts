@@ -26,7 +26,7 @@ import type { GatewayLimits } from '../limits.js';
 import { mediaType as bodyType } from '../transport/media-type.js';
 import type { GraphQLContext } from './context.js';
 import { bodyRefusal, maskError } from './errors.js';
-import { bodyTooDeep } from './limits.js';
+import { bodyTooDeep, markVariablesBounded } from './limits.js';
 import type { PersistedOperations } from './persisted.js';
 
 export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
@@ -234,6 +234,7 @@ export function httpHandler(
     }
     let params = paramsOf(text);
     if (!params) return replay(yoga, req, res, body);
+    markVariablesBounded(params.variables);
     if (persisted) {
       try {
         const query = persisted.resolve(params);

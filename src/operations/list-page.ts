@@ -95,10 +95,8 @@ export async function listConnection(ctx: OperationContext, entry: ModelEntry, a
   const scope = scopeOf(entry, q);
   const token = backward ? args.before : args.after;
   const from = token === undefined || token === null ? undefined : decodeCursor(scope, token, backward ? 'before cursor' : 'after cursor');
-  const [page, totalCount] = await Promise.all([
-    readWithin(ctx, entry.limits, () => readPage(entry, q, n, from, backward), (p) => p.items),
-    args.total ? count(entry, q) : Promise.resolve(undefined),
-  ]);
+  const reading = readWithin(ctx, entry.limits, () => readPage(entry, q, n, from, backward), (p) => p.items);
+  const [page, totalCount] = args.total ? await Promise.all([reading, count(entry, q)]) : [await reading, undefined];
   // Whether anything lies on the other side of the page (the cursor's object included): one
   // object at most, from the index, read only when the answer is (hasPreviousPage after a
   // cursor, hasNextPage before one; a client paging on reads neither).
