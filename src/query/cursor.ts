@@ -71,7 +71,23 @@ class Check {
 
   /** Eleven base64url characters: the two lanes, each finished with murmur3's final mix. */
   digest(): string {
-    return chars(mix(this.a), 6) + chars(mix(this.b ^ this.a), 5);
+    const a = mix(this.a);
+    const b = mix(this.b ^ this.a);
+    const A = ALPHABET_CODES;
+    // Six characters of six bits from the first lane (the last holds two), five from the second.
+    return String.fromCharCode(
+      A[a & 63]!,
+      A[(a >>> 6) & 63]!,
+      A[(a >>> 12) & 63]!,
+      A[(a >>> 18) & 63]!,
+      A[(a >>> 24) & 63]!,
+      A[a >>> 30]!,
+      A[b & 63]!,
+      A[(b >>> 6) & 63]!,
+      A[(b >>> 12) & 63]!,
+      A[(b >>> 18) & 63]!,
+      A[(b >>> 24) & 63]!,
+    );
   }
 }
 
@@ -81,12 +97,7 @@ const mix = (h: number): number => {
   return (h ^ (h >>> 16)) >>> 0;
 };
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-/** `n` characters of six bits each from `h` (the last of six holds only two). */
-const chars = (h: number, n: number): string => {
-  let out = '';
-  for (let i = 0; i < n; i++, h >>>= 6) out += ALPHABET[h & 63];
-  return out;
-};
+const ALPHABET_CODES = Uint8Array.from(ALPHABET, (c) => c.charCodeAt(0));
 
 /** The state after `[model, where, sort` of a scope. */
 const scopeCheck = (scope: CursorScope): Check => new Check().add(scopeText(scope));
