@@ -174,6 +174,9 @@ function whereTypes(model: Model): WhereTypes {
     values[`${base}_ASC`] = { value: { field: e.index, direction: 'asc' } };
     values[`${base}_DESC`] = { value: { field: e.index, direction: 'desc' } };
   }
+  // The entry of each dotted path (the first one when two share a path), for `translate`.
+  const byPath = new Map<string, Entry>();
+  for (const e of entries) if (!byPath.has(e.path.join('.'))) byPath.set(e.path.join('.'), e);
   const order = new GraphQLEnumType({
     name: `${type}Order`,
     description: 'Sort terms; earlier ones sort first. Default METADATA_CREATION_TIMESTAMP_DESC, with metadata.name breaking ties.',
@@ -183,29 +186,29 @@ function whereTypes(model: Model): WhereTypes {
     where,
     order,
     named: [...named, order],
-    requirements: (value) => translate(value, entries),
+    requirements: (value) => translate(value, byPath),
   };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function translate(value: unknown, entries: Entry[]): { labels: Requirement[]; fields: Requirement[] } {
+function translate(value: unknown, byPath: ReadonlyMap<string, Entry>): { labels: Requirement[]; fields: Requirement[] } {
   const labels: Requirement[] = [];
   const fields: Requirement[] = [];
-  const walk = (v: unknown, path: string[]) => {
+  const walk = (v: unknown, path: string) => {
     if (!isObject(v)) return;
     for (const [seg, child] of Object.entries(v)) {
       if (child === null || child === undefined) continue;
-      const full = [...path, seg];
-      if (full.join('.') === LABELS) labels.push(...labelRequirements(child));
+      const full = path ? `${path}.${seg}` : seg;
+      if (full === LABELS) labels.push(...labelRequirements(child));
       else {
-        const entry = entries.find((e) => e.path.join('.') === full.join('.'));
+        const entry = byPath.get(full);
         if (entry) fields.push(...scalarRequirements(entry, child));
         else walk(child, full);
       }
     }
   };
-  walk(value, []);
+  walk(value, '');
   return { labels, fields };
 }
 
