@@ -76,7 +76,7 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --stores=embedded,mongodb    BENCH_STORES           mongodb = MONGODB_URL, else FerretDB via scripts/ferretdb.ts
   --requests=2000 [500]        BENCH_REQUESTS         measured requests per scenario and round
   --concurrency=8              BENCH_CONCURRENCY      requests in flight
-  --rounds=3 [2]               BENCH_ROUNDS           interleaved rounds; medians are reported
+  --rounds=3 [2]               BENCH_ROUNDS           interleaved rounds; medians are reported (5 with --keyset=only)
   --warmup=300 [50]            BENCH_WARMUP           warm-up requests per scenario
   --max-seconds=15 [1]         BENCH_MAX_SECONDS      time budget per measured run (lowers requests for slow scenarios)
   --min-requests=2×conc. [1×]  BENCH_MIN_REQUESTS     floor for the above
@@ -99,7 +99,8 @@ Defaults in brackets apply when every size is ≤ 10,000 (quick mode).
   --parse-creates=400          BENCH_PARSE_CREATES    creates per run and side in its create scenario
   --parse-scenarios=a,b        BENCH_PARSE_SCENARIOS  only these of get, gql-get, list, gql-connection, gql-pointer, create
   --relations=off|on|only      BENCH_RELATIONS        embedded: connection page of 40 deals with ÷ without each contact resolved (issue 32; default off)
-  --keyset=only                BENCH_KEYSET=only      issue 31 alone: the keyset scenarios on the embedded store at 1,000 and 50,000 objects, no watch
+  --keyset=only                BENCH_KEYSET=only      issue 31 alone: the keyset scenarios on the embedded store at 1,000 and 50,000 objects, no watch,
+                                                      5 rounds
                                                       (sizes, stores and scenarios given explicitly still win)
   --scenarios=a,b              BENCH_SCENARIOS        only these of rest-list, raw-list, gql-list, rest-get, gql-get, raw-get, gql-noop, raw-list-opt, rest-get-user, rest-get-anon,
                                                       rest-keyset-first, rest-keyset-deep, rest-page-deep, gql-connection-first, gql-connection-deep
@@ -179,7 +180,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env): B
     quick,
     requests: int('BENCH_REQUESTS', get('requests', 'BENCH_REQUESTS', quick ? '500' : '2000')),
     concurrency,
-    rounds: int('BENCH_ROUNDS', get('rounds', 'BENCH_ROUNDS', quick ? '2' : '3')),
+    rounds: int('BENCH_ROUNDS', get('rounds', 'BENCH_ROUNDS', quick ? '2' : keysetOnly ? '5' : '3')),
     warmup: int('BENCH_WARMUP', get('warmup', 'BENCH_WARMUP', quick ? '50' : '300'), 0),
     maxSeconds: Number(get('max-seconds', 'BENCH_MAX_SECONDS', quick ? '1' : '15')),
     minRequests: int('BENCH_MIN_REQUESTS', get('min-requests', 'BENCH_MIN_REQUESTS', String(quick ? concurrency : 2 * concurrency))),
