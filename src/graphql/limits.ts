@@ -131,13 +131,11 @@ function variablesTooDeep(variables: unknown, max: number): { errors: GraphQLErr
 }
 
 /**
- * Variables that came in a body whose whole text passed `bodyTooDeep` (node-http.ts): they are
- * shallower than the body, so `onExecute` does not walk them again.
+ * Set on the initial context of a request whose whole body text passed `bodyTooDeep`
+ * (node-http.ts): its variables are shallower than that body, so `onExecute` does not walk them
+ * again. A context property, not a set of checked objects: nothing outlives the request.
  */
-const boundedVariables = new WeakSet<object>();
-export function markVariablesBounded(variables: unknown): void {
-  if (typeof variables === 'object' && variables !== null) boundedVariables.add(variables);
-}
+export const BODY_BOUNDED = 'svcBodyDepthChecked';
 
 /**
  * A POST body (JSON text) nested deeper than the JSON depth limit, refused before it is parsed:
@@ -167,7 +165,8 @@ export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
   const wrapped = new WeakMap<ParseFn, ParseFn>();
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const refused = boundedVariables.has(args.variableValues as object) ? undefined : variablesTooDeep(args.variableValues, limits.jsonDepth);
+      const bounded = (args.contextValue as unknown as Record<string, unknown> | undefined)?.[BODY_BOUNDED] === true;
+      const refused = bounded ? undefined : variablesTooDeep(args.variableValues, limits.jsonDepth);
       if (refused) return setResultAndStopExecution(refused);
       const budget = (args.contextValue as { budget?: ResponseBudget }).budget;
       if (!budget) return;
