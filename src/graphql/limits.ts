@@ -131,11 +131,14 @@ function variablesTooDeep(variables: unknown, max: number): { errors: GraphQLErr
 }
 
 /**
- * Set on the initial context of a request whose whole body text passed `bodyTooDeep`
- * (node-http.ts): its variables are shallower than that body, so `onExecute` does not walk them
- * again. A context property, not a set of checked objects: nothing outlives the request.
+ * `svcBodyDepthChecked: true` on the initial context of a request whose whole body text passed
+ * `bodyTooDeep` (node-http.ts): its variables are shallower than that body, so `onExecute` does
+ * not walk them again. A context property, not a set of checked objects: nothing outlives the
+ * request.
  */
-export const BODY_BOUNDED = 'svcBodyDepthChecked';
+export interface BodyDepthChecked {
+  svcBodyDepthChecked?: boolean;
+}
 
 /**
  * A POST body (JSON text) nested deeper than the JSON depth limit, refused before it is parsed:
@@ -165,7 +168,7 @@ export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin {
   const wrapped = new WeakMap<ParseFn, ParseFn>();
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const bounded = (args.contextValue as unknown as Record<string, unknown> | undefined)?.[BODY_BOUNDED] === true;
+      const bounded = (args.contextValue as BodyDepthChecked | undefined)?.svcBodyDepthChecked === true;
       const refused = bounded ? undefined : variablesTooDeep(args.variableValues, limits.jsonDepth);
       if (refused) return setResultAndStopExecution(refused);
       const budget = (args.contextValue as { budget?: ResponseBudget }).budget;

@@ -26,7 +26,7 @@ import type { GatewayLimits } from '../limits.js';
 import { mediaType as bodyType } from '../transport/media-type.js';
 import type { GraphQLContext } from './context.js';
 import { bodyRefusal, maskError } from './errors.js';
-import { BODY_BOUNDED, bodyTooDeep } from './limits.js';
+import { bodyTooDeep } from './limits.js';
 import type { PersistedOperations } from './persisted.js';
 
 export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
@@ -246,7 +246,8 @@ export function httpHandler(
     // yoga's plugins read `request.method` from the context (mutations over GET, the status of
     // parse errors); everything else of the request is read from `req`.
     const request = { method: 'POST' } as Request;
-    const enveloped = getEnveloped({ req, res, params, request, [BODY_BOUNDED]: true });
+    // svcBodyDepthChecked: the body's depth is bounded, so are its variables (limits.ts).
+    const enveloped = getEnveloped({ req, res, params, request, svcBodyDepthChecked: true });
     const result = await runOperation(enveloped, params, logError);
     if (result === 'subscription') return replay(yoga, req, res, body);
     const answer = processRegularResult(result, CAPTURE, mediaType) as unknown as Captured;
